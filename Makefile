@@ -1,0 +1,55 @@
+# parkinglot — two commands: `make demo` and `make test`.
+GO      ?= go
+BIN     := bin/parkinglot
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+# Integration tests talk to this broker.
+export AMQP_URL       ?= amqp://guest:guest@127.0.0.1:5672/
+export MANAGEMENT_URL ?= http://guest:guest@127.0.0.1:15672
+
+.PHONY: all build broker test unit vet bench fuzz chaos demo clean completions
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+## broker: make sure RabbitMQ (with the management API) answers locally; idempotent
+broker:
+	@./.ci/ensure-broker
+
+## test: unit and integration tests against the real broker
+test: broker build
+	$(GO) vet ./...
+	PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
+
+## unit: only the tests that need no broker
+unit:
+	$(GO) test -count=1 -short ./...
+
+vet:
+	$(GO) vet ./...
+
+## bench: benchmarks against the real broker, each with its raw baseline
+bench: broker build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+## fuzz: each fuzz target for a bounded time
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./broker -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME)
+
+## chaos: the long fault-injection runs (kill -9, broker restart)
+chaos: broker build
+	PARKINGLOT_BIN=$(CURDIR)/$(BIN) PARKINGLOT_CHAOS=1 $(GO) test -count=1 -timeout 60m -run 'Chaos' ./...
+
+## demo: local broker, a demo pipeline filled through the daemon, the TUI on its parking lot
+demo: broker build
+	./$(BIN) demo
+
+completions: build
+	./$(BIN) completion bash > bin/parkinglot.bash
+
+clean:
+	rm -rf bin

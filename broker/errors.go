@@ -1,0 +1,58 @@
+package broker
+
+import (
+	"errors"
+	"strings"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Sentinel errors that callers decide on (errors.Is). Broker errors carry
+// them through Explain.
+var (
+	ErrNotFound           = errors.New("not found")
+	ErrAccessRefused      = errors.New("access refused")
+	ErrPreconditionFailed = errors.New("precondition failed")
+	ErrResourceLocked     = errors.New("resource locked")
+)
+
+// Error is a channel or connection error from the broker, reworded for people.
+type Error struct {
+	Code   int
+	Reason string // the broker's text without its "NOT_FOUND - " prefix
+	kind   error
+}
+
+func (e *Error) Error() string { return e.Reason }
+
+// Unwrap lets errors.Is match the sentinel for the AMQP reply code.
+func (e *Error) Unwrap() error { return e.kind }
+
+// Explain maps an amqp091-go error to *Error (with a sentinel to match), so
+// messages read "no queue 'x' in vhost '/'" instead of "Exception (404) ...".
+// Other errors are returned unchanged.
+func Explain(err error) error {
+	var ae *amqp.Error
+	if err == nil || !errors.As(err, &ae) {
+		return err
+	}
+	reason := ae.Reason
+	if i := strings.Index(reason, " - "); i > 0 && strings.ToUpper(reason[:i]) == reason[:i] {
+		reason = reason[i+3:]
+	}
+	e := &Error{Code: ae.Code, Reason: RedactText(reason)}
+	switch ae.Code {
+	case amqp.NotFound:
+		e.kind = ErrNotFound
+	case amqp.AccessRefused:
+		e.kind = ErrAccessRefused
+	case amqp.PreconditionFailed:
+		e.kind = ErrPreconditionFailed
+	case amqp.ResourceLocked:
+		e.kind = ErrResourceLocked
+	}
+	if e.kind == nil && ae == amqp.ErrClosed {
+		e.Reason = "connection or channel closed"
+	}
+	return e
+}

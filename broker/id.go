@@ -1,0 +1,46 @@
+package broker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// volatileHeaders change while a message sits in a queue (the broker adds
+// them on redelivery), so the content id leaves them out.
+var volatileHeaders = map[string]bool{"x-delivery-count": true}
+
+// ID is the message's message_id, or a stable content id for a message
+// without one: "sha256:" and the first 12 hex digits of a hash over the
+// body and the headers.
+func (m Message) ID() string {
+	if m.Properties.MessageID != "" {
+		return m.Properties.MessageID
+	}
+	return ContentID(m.Body, m.Headers)
+}
+
+// ContentID hashes the body and the typed form of the headers (keys sorted),
+// leaving out headers the broker changes on redelivery.
+func ContentID(body []byte, headers amqp.Table) string {
+	stable := headers
+	for k := range headers {
+		if volatileHeaders[k] {
+			stable = make(amqp.Table, len(headers))
+			for k2, v := range headers {
+				if !volatileHeaders[k2] {
+					stable[k2] = v
+				}
+			}
+			break
+		}
+	}
+	h := sha256.New()
+	h.Write(body)
+	h.Write([]byte{0})
+	if enc, err := EncodeTable(stable); err == nil {
+		h.Write(enc)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:12]
+}

@@ -1,0 +1,378 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// ErrNoManagement marks features that need the management HTTP API when it
+// is not configured or not answering.
+var ErrNoManagement = errors.New("management API unavailable")
+
+// Management is a small client of RabbitMQ's management HTTP API, scoped to
+// one vhost.
+type Management struct {
+	base     *url.URL // without credentials
+	user     string
+	password string
+	vhost    string
+	http     *http.Client
+}
+
+// ManagementURL derives the default management URL from an AMQP URL:
+// http://<amqp host>:15672 with the AMQP credentials.
+func ManagementURL(amqpURL string) string {
+	uri, err := amqp.ParseURI(amqpURL)
+	if err != nil {
+		return ""
+	}
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(uri.Host, "15672"), User: url.UserPassword(uri.Username, uri.Password)}
+	return u.String()
+}
+
+// NewManagement builds a client for rawURL (credentials in the URL) and vhost.
+func NewManagement(rawURL, vhost string) (*Management, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: management URL %q: want http(s)://user:pass@host:15672", ErrBadURL, Redact(rawURL))
+	}
+	m := &Management{vhost: vhost, http: &http.Client{Timeout: 15 * time.Second}}
+	if u.User != nil {
+		m.user = u.User.Username()
+		m.password, _ = u.User.Password()
+	}
+	u.User = nil
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	m.base = u
+	if m.vhost == "" {
+		m.vhost = "/"
+	}
+	return m, nil
+}
+
+// URL returns the management URL without credentials.
+func (m *Management) URL() string { return m.base.String() }
+
+// Vhost is the vhost the client is scoped to.
+func (m *Management) Vhost() string { return m.vhost }
+
+// do sends one request. path segments are escaped by the caller.
+func (m *Management) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, m.base.String()+"/api"+path, rd)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(m.user, m.password)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := m.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %s is not answering (enable rabbitmq_management or pass --management-url)", ErrNoManagement, m.URL())
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("%w: %s refused the credentials of user %q", ErrAccessRefused, m.URL(), m.user)
+	case resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w: user %q may not %s %s on the management API", ErrAccessRefused, m.user, method, path)
+	case resp.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%w: %s", ErrNotFound, path)
+	case resp.StatusCode >= 300:
+		return fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("management API %s: unexpected answer: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func (m *Management) vpath(kind string, names ...string) string {
+	p := "/" + kind + "/" + url.PathEscape(m.vhost)
+	for _, n := range names {
+		p += "/" + url.PathEscape(n)
+	}
+	return p
+}
+
+// Overview is the part of /api/overview parkinglot reads.
+type Overview struct {
+	RabbitMQVersion   string `json:"rabbitmq_version"`
+	ManagementVersion string `json:"management_version"`
+	ClusterName       string `json:"cluster_name"`
+}
+
+// Overview reads the server version (and checks the API answers).
+func (m *Management) Overview(ctx context.Context) (Overview, error) {
+	var o Overview
+	err := m.do(ctx, http.MethodGet, "/overview", nil, &o)
+	return o, err
+}
+
+// QueueInfo is a queue as the management API reports it.
+type QueueInfo struct {
+	Name                   string         `json:"name"`
+	Vhost                  string         `json:"vhost"`
+	Type                   string         `json:"type"` // classic | quorum | stream
+	Durable                bool           `json:"durable"`
+	AutoDelete             bool           `json:"auto_delete"`
+	Exclusive              bool           `json:"exclusive"`
+	Arguments              amqp.Table     `json:"arguments"`
+	Policy                 string         `json:"policy"`
+	OperatorPolicy         string         `json:"operator_policy"`
+	EffectivePolicy        map[string]any `json:"effective_policy_definition"`
+	Messages               int64          `json:"messages"`
+	MessagesReady          int64          `json:"messages_ready"`
+	MessagesUnacknowledged int64          `json:"messages_unacknowledged"`
+	Consumers              int64          `json:"consumers"`
+	State                  string         `json:"state"`
+	MessageStats           struct {
+		PublishDetails struct {
+			Rate float64 `json:"rate"`
+		} `json:"publish_details"`
+	} `json:"message_stats"`
+}
+
+// PublishRate is messages per second published to the queue, when known.
+func (q QueueInfo) PublishRate() float64 { return q.MessageStats.PublishDetails.Rate }
+
+// Queues lists the vhost's queues.
+func (m *Management) Queues(ctx context.Context) ([]QueueInfo, error) {
+	var qs []QueueInfo
+	if err := m.do(ctx, http.MethodGet, m.vpath("queues"), nil, &qs); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%w: vhost %q", ErrNotFound, m.vhost)
+		}
+		return nil, err
+	}
+	for i := range qs {
+		qs[i].fixTypes()
+	}
+	return qs, nil
+}
+
+// Queue reads one queue.
+func (m *Management) Queue(ctx context.Context, name string) (QueueInfo, error) {
+	var q QueueInfo
+	if err := m.do(ctx, http.MethodGet, m.vpath("queues", name), nil, &q); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return q, fmt.Errorf("%w: no queue %q in vhost %q", ErrNotFound, name, m.vhost)
+		}
+		return q, err
+	}
+	q.fixTypes()
+	return q, nil
+}
+
+// QueueArguments implements retrycore.QueueArgs.
+func (m *Management) QueueArguments(ctx context.Context, name string) (amqp.Table, error) {
+	q, err := m.Queue(ctx, name)
+	return q.Arguments, err
+}
+
+// fixTypes turns JSON numbers in arguments into int64 so they compare with
+// what declare uses, and fills the type for brokers that omit it.
+func (q *QueueInfo) fixTypes() {
+	for k, v := range q.Arguments {
+		if f, ok := v.(float64); ok && f == float64(int64(f)) {
+			q.Arguments[k] = int64(f)
+		}
+	}
+	if q.Type == "" {
+		q.Type = "classic"
+		if t, ok := q.Arguments["x-queue-type"].(string); ok {
+			q.Type = t
+		}
+	}
+}
+
+// DeliveryLimit is the effective delivery limit of a quorum queue.
+type DeliveryLimit struct {
+	Limit  int64  // 0: unlimited
+	Source string // "x-delivery-limit argument", "policy p", "RabbitMQ 4.x default", …
+}
+
+// Unlimited reports whether the queue never drops a message for its
+// delivery count.
+func (d DeliveryLimit) Unlimited() bool { return d.Limit <= 0 }
+
+// EffectiveDeliveryLimit works out the delivery limit RabbitMQ applies to a
+// quorum queue: the smaller of the x-delivery-limit argument and the policy
+// (operator policies are merged into the effective definition); -1 or 0
+// means none set; on RabbitMQ 4.0+ an unset limit is 20.
+func EffectiveDeliveryLimit(q QueueInfo, server Version) DeliveryLimit {
+	if q.Type != "quorum" {
+		return DeliveryLimit{Source: q.Type + " queues have no delivery limit"}
+	}
+	best := DeliveryLimit{}
+	consider := func(v any, source string) {
+		n, ok := toInt64(v)
+		if !ok || n < 0 {
+			return
+		}
+		if best.Limit == 0 || n < best.Limit {
+			best = DeliveryLimit{Limit: n, Source: source}
+		}
+	}
+	consider(q.Arguments["x-delivery-limit"], "x-delivery-limit argument")
+	policy := "policy " + q.Policy
+	if q.OperatorPolicy != "" {
+		policy += " / operator policy " + q.OperatorPolicy
+	}
+	consider(q.EffectivePolicy["delivery-limit"], policy)
+	if best.Limit > 0 {
+		return best
+	}
+	if disabled(q.Arguments["x-delivery-limit"]) || disabled(q.EffectivePolicy["delivery-limit"]) {
+		return DeliveryLimit{Source: "delivery limit disabled (-1)"}
+	}
+	if server.AtLeast(4, 0, 0) {
+		return DeliveryLimit{Limit: 20, Source: "RabbitMQ " + server.String() + " default"}
+	}
+	if !server.Known() {
+		return DeliveryLimit{Limit: 20, Source: "server version unknown: assuming the 4.x default"}
+	}
+	return DeliveryLimit{Source: "no limit set (RabbitMQ " + server.String() + ")"}
+}
+
+func disabled(v any) bool {
+	n, ok := toInt64(v)
+	return ok && n < 0
+}
+
+func toInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), n == float64(int64(n))
+	case string:
+		i, err := strconv.ParseInt(n, 10, 64)
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// ExchangeInfo is an exchange as the management API reports it.
+type ExchangeInfo struct {
+	Name      string     `json:"name"`
+	Type      string     `json:"type"`
+	Arguments amqp.Table `json:"arguments"`
+}
+
+// Exchange reads one exchange ("" is the default exchange).
+func (m *Management) Exchange(ctx context.Context, name string) (ExchangeInfo, error) {
+	var e ExchangeInfo
+	p := m.vpath("exchanges", name)
+	if name == "" {
+		p = m.vpath("exchanges", "amq.default")
+	}
+	if err := m.do(ctx, http.MethodGet, p, nil, &e); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return e, fmt.Errorf("%w: no exchange %q in vhost %q", ErrNotFound, name, m.vhost)
+		}
+		return e, err
+	}
+	return e, nil
+}
+
+// Binding is one binding from an exchange.
+type Binding struct {
+	Source          string     `json:"source"`
+	Destination     string     `json:"destination"`
+	DestinationType string     `json:"destination_type"` // queue | exchange
+	RoutingKey      string     `json:"routing_key"`
+	Arguments       amqp.Table `json:"arguments"`
+}
+
+// Bindings lists the bindings whose source is exchange.
+func (m *Management) Bindings(ctx context.Context, exchange string) ([]Binding, error) {
+	var bs []Binding
+	err := m.do(ctx, http.MethodGet, m.vpath("exchanges", exchange)+"/bindings/source", nil, &bs)
+	return bs, err
+}
+
+// ConnectionInfo is an open AMQP connection.
+type ConnectionInfo struct {
+	Name             string         `json:"name"`
+	User             string         `json:"user"`
+	Vhost            string         `json:"vhost"`
+	ClientProperties map[string]any `json:"client_properties"`
+}
+
+// ClientName is the connection_name the client gave, if any.
+func (c ConnectionInfo) ClientName() string {
+	s, _ := c.ClientProperties["connection_name"].(string)
+	return s
+}
+
+// Connections lists open connections (all vhosts the user may see).
+func (m *Management) Connections(ctx context.Context) ([]ConnectionInfo, error) {
+	var cs []ConnectionInfo
+	err := m.do(ctx, http.MethodGet, "/connections", nil, &cs)
+	return cs, err
+}
+
+// CloseConnection force-closes a connection by its server-side name.
+func (m *Management) CloseConnection(ctx context.Context, name string) error {
+	return m.do(ctx, http.MethodDelete, "/connections/"+url.PathEscape(name), nil, nil)
+}
+
+// PutShovel creates a dynamic shovel in the vhost.
+func (m *Management) PutShovel(ctx context.Context, name string, value map[string]any) error {
+	return m.do(ctx, http.MethodPut, m.vpath("parameters/shovel", name), map[string]any{"value": value}, nil)
+}
+
+// DeleteShovel removes a dynamic shovel.
+func (m *Management) DeleteShovel(ctx context.Context, name string) error {
+	err := m.do(ctx, http.MethodDelete, m.vpath("parameters/shovel", name), nil, nil)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// PutPolicy sets a policy in the vhost.
+func (m *Management) PutPolicy(ctx context.Context, name, pattern, applyTo string, priority int, def map[string]any) error {
+	body := map[string]any{"pattern": pattern, "apply-to": applyTo, "priority": priority, "definition": def}
+	return m.do(ctx, http.MethodPut, m.vpath("policies", name), body, nil)
+}
+
+// DeletePolicy removes a policy; a missing one is not an error.
+func (m *Management) DeletePolicy(ctx context.Context, name string) error {
+	err := m.do(ctx, http.MethodDelete, m.vpath("policies", name), nil, nil)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}

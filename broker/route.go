@@ -1,0 +1,173 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Route is where a publish to an exchange with a routing key would land, as
+// the bindings the management API reports say.
+type Route struct {
+	Exchange     string
+	ExchangeType string
+	RoutingKey   string
+	Queues       []string // sorted; empty: unroutable
+	// Via lists exchanges passed through (exchange-to-exchange bindings and
+	// alternate exchanges), for display.
+	Via []string
+}
+
+// Unroutable reports whether no queue would receive the message.
+func (r Route) Unroutable() bool { return len(r.Queues) == 0 }
+
+// maxHops bounds exchange-to-exchange recursion (cycles are legal).
+const maxHops = 8
+
+// PreviewRoute works out which queues a message published to exchange with
+// routingKey and headers would reach. A missing exchange is ErrNotFound.
+func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey string, headers amqp.Table) (Route, error) {
+	r := Route{Exchange: exchange, RoutingKey: routingKey}
+	queues := map[string]bool{}
+	seen := map[string]bool{}
+	var walk func(ex string, hop int) error
+	walk = func(ex string, hop int) error {
+		if hop > maxHops || seen[ex] {
+			return nil
+		}
+		seen[ex] = true
+		if ex == "" { // the default exchange routes to the queue named by the key
+			if hop == 0 {
+				r.ExchangeType = "direct (default exchange)"
+			}
+			if _, err := m.Queue(ctx, routingKey); err == nil {
+				queues[routingKey] = true
+			} else if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			return nil
+		}
+		info, err := m.Exchange(ctx, ex)
+		if err != nil {
+			return err
+		}
+		if hop == 0 {
+			r.ExchangeType = info.Type
+		} else {
+			r.Via = append(r.Via, ex)
+		}
+		bindings, err := m.Bindings(ctx, ex)
+		if err != nil {
+			return err
+		}
+		matched := false
+		for _, b := range bindings {
+			if !bindingMatches(info.Type, b, routingKey, headers) {
+				continue
+			}
+			matched = true
+			if b.DestinationType == "exchange" {
+				if err := walk(b.Destination, hop+1); err != nil {
+					return err
+				}
+				continue
+			}
+			queues[b.Destination] = true
+		}
+		if !matched {
+			if ae, ok := info.Arguments["alternate-exchange"].(string); ok && ae != "" {
+				return walk(ae, hop+1)
+			}
+		}
+		return nil
+	}
+	if err := walk(exchange, 0); err != nil {
+		return r, fmt.Errorf("route preview %s: %w", Destination(exchange, routingKey), err)
+	}
+	for q := range queues {
+		r.Queues = append(r.Queues, q)
+	}
+	sort.Strings(r.Queues)
+	return r, nil
+}
+
+// Destination formats exchange/routing key for messages.
+func Destination(exchange, routingKey string) string {
+	if exchange == "" {
+		exchange = "(default exchange)"
+	}
+	return exchange + " / " + routingKey
+}
+
+func bindingMatches(exType string, b Binding, key string, headers amqp.Table) bool {
+	switch exType {
+	case "fanout":
+		return true
+	case "topic":
+		return TopicMatch(b.RoutingKey, key)
+	case "headers":
+		return headersMatch(b.Arguments, headers)
+	default: // direct and plugin exchanges that route by key
+		return b.RoutingKey == key
+	}
+}
+
+// TopicMatch reports whether a topic binding pattern ("*" one word, "#"
+// zero or more) matches a routing key.
+func TopicMatch(pattern, key string) bool {
+	return topicWords(strings.Split(pattern, "."), strings.Split(key, "."))
+}
+
+func topicWords(p, k []string) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case "#":
+			if len(p) == 1 {
+				return true
+			}
+			for i := 0; i <= len(k); i++ {
+				if topicWords(p[1:], k[i:]) {
+					return true
+				}
+			}
+			return false
+		case "*":
+			if len(k) == 0 {
+				return false
+			}
+		default:
+			if len(k) == 0 || k[0] != p[0] {
+				return false
+			}
+		}
+		p, k = p[1:], k[1:]
+	}
+	return len(k) == 0
+}
+
+func headersMatch(args, headers amqp.Table) bool {
+	mode, _ := args["x-match"].(string)
+	anyMode := strings.HasPrefix(mode, "any")
+	matchedOne := false
+	for k, want := range args {
+		if strings.HasPrefix(k, "x-") {
+			continue
+		}
+		got, ok := headers[k]
+		if ok && fmt.Sprint(got) == fmt.Sprint(want) {
+			matchedOne = true
+			if anyMode {
+				return true
+			}
+			continue
+		}
+		if !anyMode {
+			return false
+		}
+	}
+	return !anyMode || matchedOne
+}

@@ -1,0 +1,358 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The JSON form of a header value names its AMQP type, so that an export
+// read back gives the same wire type: {"type":"int32","value":3}.
+// Strings that are not valid UTF-8 and non-finite floats are carried as
+// {"type":"string","base64":"..."} and {"type":"float64","value":"NaN"}.
+type typedValue struct {
+	Type   string          `json:"type"`
+	Value  json.RawMessage `json:"value,omitempty"`
+	Base64 string          `json:"base64,omitempty"`
+}
+
+type decimalJSON struct {
+	Scale uint8 `json:"scale"`
+	Value int32 `json:"value"`
+}
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 64
+
+// ErrBadValue marks a header value that cannot be encoded or decoded.
+var ErrBadValue = errors.New("bad header value")
+
+// TypeName returns the AMQP type name parkinglot uses for a decoded value.
+func TypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "void"
+	case bool:
+		return "bool"
+	case int8:
+		return "int8"
+	case uint8:
+		return "uint8"
+	case int16:
+		return "int16"
+	case uint16:
+		return "uint16"
+	case int32:
+		return "int32"
+	case int:
+		return "int32" // amqp091-go writes Go int as a signed 32-bit field
+	case uint32:
+		return "uint32"
+	case int64:
+		return "int64"
+	case float32:
+		return "float32"
+	case float64:
+		return "float64"
+	case amqp.Decimal:
+		return "decimal"
+	case string:
+		return "string"
+	case []byte:
+		return "bytes"
+	case time.Time:
+		return "timestamp"
+	case amqp.Table, map[string]any:
+		return "table"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// EncodeTable returns the typed JSON form of a header table.
+func EncodeTable(t amqp.Table) (json.RawMessage, error) {
+	return encodeTable(t, 0)
+}
+
+func encodeTable(t amqp.Table, depth int) (json.RawMessage, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrBadValue, maxDepth)
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		vb, err := encodeValue(t[k], depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", k, err)
+		}
+		buf.Write(vb)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func encodeValue(v any, depth int) (json.RawMessage, error) {
+	tv := typedValue{Type: TypeName(v)}
+	var raw any
+	switch x := v.(type) {
+	case nil:
+		return json.Marshal(tv)
+	case bool, int8, uint8, int16, uint16, int32, int, uint32, int64:
+		raw = x
+	case float32:
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			raw = strconv.FormatFloat(f, 'g', -1, 32)
+		} else {
+			tv.Value = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 32))
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			raw = strconv.FormatFloat(x, 'g', -1, 64)
+		} else {
+			tv.Value = json.RawMessage(strconv.FormatFloat(x, 'g', -1, 64))
+		}
+	case amqp.Decimal:
+		raw = decimalJSON{Scale: x.Scale, Value: x.Value}
+	case string:
+		if !utf8.ValidString(x) {
+			tv.Base64 = base64.StdEncoding.EncodeToString([]byte(x))
+			return json.Marshal(tv)
+		}
+		raw = x
+	case []byte:
+		raw = base64.StdEncoding.EncodeToString(x)
+	case time.Time:
+		raw = x.UTC().Format(time.RFC3339)
+	case amqp.Table:
+		b, err := encodeTable(x, depth)
+		if err != nil {
+			return nil, err
+		}
+		tv.Value = b
+	case map[string]any:
+		b, err := encodeTable(amqp.Table(x), depth)
+		if err != nil {
+			return nil, err
+		}
+		tv.Value = b
+	case []any:
+		if depth > maxDepth {
+			return nil, fmt.Errorf("%w: nested deeper than %d", ErrBadValue, maxDepth)
+		}
+		var buf bytes.Buffer
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			eb, err := encodeValue(e, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
+			buf.Write(eb)
+		}
+		buf.WriteByte(']')
+		tv.Value = buf.Bytes()
+	default:
+		return nil, fmt.Errorf("%w: Go type %T has no AMQP type", ErrBadValue, v)
+	}
+	if tv.Value == nil {
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadValue, err)
+		}
+		tv.Value = b
+	}
+	return json.Marshal(tv)
+}
+
+// DecodeTable reads the typed JSON form back into the exact Go values that
+// amqp091-go decodes from the wire.
+func DecodeTable(data []byte) (amqp.Table, error) {
+	return decodeTable(data, 0)
+}
+
+func decodeTable(data []byte, depth int) (amqp.Table, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrBadValue, maxDepth)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, fmt.Errorf("%w: headers are not a JSON object of typed values", ErrBadValue)
+	}
+	if fields == nil {
+		return nil, nil
+	}
+	t := make(amqp.Table, len(fields))
+	for k, raw := range fields {
+		v, err := decodeValue(raw, depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", k, err)
+		}
+		t[k] = v
+	}
+	return t, nil
+}
+
+func decodeValue(data []byte, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrBadValue, maxDepth)
+	}
+	var tv typedValue
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&tv); err != nil {
+		return nil, fmt.Errorf("%w: want {\"type\":…,\"value\":…}", ErrBadValue)
+	}
+	bad := func(err error) error {
+		return fmt.Errorf("%w: %s value %s: %v", ErrBadValue, tv.Type, truncate(string(tv.Value), 40), err)
+	}
+	intOf := func(bits int) (int64, error) {
+		n, err := strconv.ParseInt(string(tv.Value), 10, bits)
+		if err != nil {
+			return 0, bad(err)
+		}
+		return n, nil
+	}
+	uintOf := func(bits int) (uint64, error) {
+		n, err := strconv.ParseUint(string(tv.Value), 10, bits)
+		if err != nil {
+			return 0, bad(err)
+		}
+		return n, nil
+	}
+	switch tv.Type {
+	case "void":
+		return nil, nil
+	case "bool":
+		var b bool
+		if err := json.Unmarshal(tv.Value, &b); err != nil {
+			return nil, bad(err)
+		}
+		return b, nil
+	case "int8":
+		n, err := intOf(8)
+		return int8(n), err
+	case "int16":
+		n, err := intOf(16)
+		return int16(n), err
+	case "int32":
+		n, err := intOf(32)
+		return int32(n), err
+	case "int64":
+		n, err := intOf(64)
+		return n, err
+	case "uint8":
+		n, err := uintOf(8)
+		return uint8(n), err
+	case "uint16":
+		n, err := uintOf(16)
+		return uint16(n), err
+	case "uint32":
+		n, err := uintOf(32)
+		return uint32(n), err
+	case "float32", "float64":
+		bits := 64
+		if tv.Type == "float32" {
+			bits = 32
+		}
+		s := string(tv.Value)
+		var quoted string
+		if json.Unmarshal(tv.Value, &quoted) == nil {
+			s = quoted // NaN, +Inf, -Inf
+		}
+		f, err := strconv.ParseFloat(s, bits)
+		if err != nil {
+			return nil, bad(err)
+		}
+		if bits == 32 {
+			return float32(f), nil
+		}
+		return f, nil
+	case "decimal":
+		var d decimalJSON
+		if err := json.Unmarshal(tv.Value, &d); err != nil {
+			return nil, bad(err)
+		}
+		return amqp.Decimal{Scale: d.Scale, Value: d.Value}, nil
+	case "string":
+		if tv.Base64 != "" {
+			b, err := base64.StdEncoding.DecodeString(tv.Base64)
+			if err != nil {
+				return nil, bad(err)
+			}
+			return string(b), nil
+		}
+		var s string
+		if err := json.Unmarshal(tv.Value, &s); err != nil {
+			return nil, bad(err)
+		}
+		return s, nil
+	case "bytes":
+		var s string
+		if err := json.Unmarshal(tv.Value, &s); err != nil {
+			return nil, bad(err)
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return b, nil
+	case "timestamp":
+		var s string
+		if err := json.Unmarshal(tv.Value, &s); err != nil {
+			return nil, bad(err)
+		}
+		ts, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return time.Unix(ts.Unix(), 0), nil // as amqp091-go decodes it
+	case "table":
+		return decodeTable(tv.Value, depth)
+	case "array":
+		var elems []json.RawMessage
+		if err := json.Unmarshal(tv.Value, &elems); err != nil {
+			return nil, bad(err)
+		}
+		out := make([]any, len(elems))
+		for i, e := range elems {
+			v, err := decodeValue(e, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: unknown type %q", ErrBadValue, tv.Type)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

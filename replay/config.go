@@ -1,0 +1,201 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Config is $XDG_CONFIG_HOME/parkinglot/config.yaml: named connection
+// contexts and per-parking-lot replay defaults.
+type Config struct {
+	CurrentContext string                `yaml:"current_context"`
+	Contexts       map[string]Context    `yaml:"contexts"`
+	ParkingLots    map[string]ParkingLot `yaml:"parking_lots"`
+}
+
+// Context is one named broker to talk to.
+type Context struct {
+	URL           string `yaml:"url"`
+	ManagementURL string `yaml:"management_url"`
+	Vhost         string `yaml:"vhost"`
+	TLS           struct {
+		CA   string `yaml:"ca"`
+		Cert string `yaml:"cert"`
+		Key  string `yaml:"key"`
+	} `yaml:"tls"`
+}
+
+// ParkingLot holds the replay defaults for one parking-lot queue.
+type ParkingLot struct {
+	// To is the default destination, "EXCHANGE:ROUTING_KEY".
+	To string `yaml:"to"`
+	// Rate is the default replay rate in messages per second (0: unlimited).
+	Rate float64 `yaml:"rate"`
+}
+
+// DefaultConfigPath is $XDG_CONFIG_HOME/parkinglot/config.yaml (or
+// ~/.config/parkinglot/config.yaml).
+func DefaultConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "parkinglot", "config.yaml")
+}
+
+// LoadConfig reads a config file. A missing file is an empty config; an
+// unknown key is an error.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	if path == "" {
+		return c, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("config %s: %s", path, strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", "; "))
+	}
+	for name, pl := range c.ParkingLots {
+		if pl.To != "" {
+			if _, err := retrycore.ParseDestination(pl.To); err != nil {
+				return c, fmt.Errorf("config %s: parking_lots.%s.to: %w", path, name, err)
+			}
+		}
+	}
+	return c, nil
+}
+
+// DefaultDestination returns the configured default destination of a
+// parking lot, or nil.
+func (c Config) DefaultDestination(queue string) *retrycore.Destination {
+	pl, ok := c.ParkingLots[queue]
+	if !ok || pl.To == "" {
+		return nil
+	}
+	d, err := retrycore.ParseDestination(pl.To)
+	if err != nil {
+		return nil
+	}
+	return &d
+}
+
+// IsParkingLot reports whether the config declares queue as a parking lot.
+func (c Config) IsParkingLot(queue string) bool {
+	_, ok := c.ParkingLots[queue]
+	return ok
+}
+
+// Connection is the resolved way to reach the broker.
+type Connection struct {
+	URL           string
+	ManagementURL string // empty: derive from URL
+	Vhost         string
+	TLS           broker.TLSFiles
+	Context       string // the context used, if any
+}
+
+// ConnectionFlags are the values given on the command line and in the
+// environment; empty means "not given".
+type ConnectionFlags struct {
+	Context       string
+	URL           string // --url
+	ManagementURL string // --management-url
+	EnvURL        string // PARKINGLOT_URL
+	EnvManagement string // PARKINGLOT_MANAGEMENT_URL
+	TLS           broker.TLSFiles
+}
+
+// DefaultURL is where parkinglot connects when nothing says otherwise.
+const DefaultURL = "amqp://guest:guest@localhost:5672/"
+
+// Resolve applies the precedence: flags over environment over the config
+// context over the built-in default.
+func (c Config) Resolve(f ConnectionFlags) (Connection, error) {
+	var conn Connection
+	name := f.Context
+	if name == "" {
+		name = c.CurrentContext
+	}
+	if name != "" {
+		ctxCfg, ok := c.Contexts[name]
+		if !ok {
+			known := make([]string, 0, len(c.Contexts))
+			for k := range c.Contexts {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return conn, fmt.Errorf("no context %q in the config (known: %s)", name, strings.Join(known, ", "))
+		}
+		conn = Connection{URL: ctxCfg.URL, ManagementURL: ctxCfg.ManagementURL, Vhost: ctxCfg.Vhost, Context: name}
+		conn.TLS = broker.TLSFiles{CA: ctxCfg.TLS.CA, Cert: ctxCfg.TLS.Cert, Key: ctxCfg.TLS.Key}
+	}
+	pick := func(dst *string, vals ...string) {
+		for _, v := range vals {
+			if v != "" {
+				*dst = v
+				return
+			}
+		}
+	}
+	pick(&conn.URL, f.URL, f.EnvURL, conn.URL, DefaultURL)
+	pick(&conn.ManagementURL, f.ManagementURL, f.EnvManagement, conn.ManagementURL)
+	pick(&conn.TLS.CA, f.TLS.CA)
+	pick(&conn.TLS.Cert, f.TLS.Cert)
+	pick(&conn.TLS.Key, f.TLS.Key)
+	conn.TLS.InsecureSkipVerify = f.TLS.InsecureSkipVerify
+	if conn.Vhost == "" {
+		conn.Vhost = broker.Vhost(conn.URL)
+	} else if f.URL == "" && f.EnvURL == "" {
+		conn.URL = withVhost(conn.URL, conn.Vhost)
+	}
+	if conn.ManagementURL == "" {
+		conn.ManagementURL = broker.ManagementURL(conn.URL)
+	}
+	return conn, nil
+}
+
+// withVhost puts a context's default vhost into its URL when the URL names
+// none.
+func withVhost(raw, vhost string) string {
+	if broker.Vhost(raw) != "/" || vhost == "/" {
+		return raw
+	}
+	return strings.TrimSuffix(raw, "/") + "/" + strings.ReplaceAll(vhost, "/", "%2F")
+}
+
+// Options returns the broker dial options for this connection.
+func (c Connection) Options(name string) broker.Options {
+	return broker.Options{URL: c.URL, TLS: c.TLS, Name: name}
+}
+
+// Management returns a management API client, or an error wrapping
+// broker.ErrNoManagement.
+func (c Connection) Management() (*broker.Management, error) {
+	if c.ManagementURL == "" {
+		return nil, fmt.Errorf("%w: no management URL (pass --management-url)", broker.ErrNoManagement)
+	}
+	return broker.NewManagement(c.ManagementURL, c.Vhost)
+}

@@ -1,0 +1,154 @@
+package retrycore
+
+import (
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Facts is everything the header conventions say about one message: ours,
+// RabbitMQ's, and those of the frameworks parkinglot reads (DESIGN §4).
+type Facts struct {
+	Deaths        []Death  `json:"deaths,omitempty"`
+	FirstDeath    DeathRef `json:"first_death,omitzero"`
+	LastDeath     DeathRef `json:"last_death,omitzero"`
+	DeliveryCount int64    `json:"delivery_count,omitempty"` // quorum queues' x-delivery-count
+
+	// Attempts is the number of retries done so far: x-retry-count, or for
+	// retry-by-nack topologies the rejected count of the main queue.
+	Attempts       int64  `json:"attempts"`
+	AttemptsSource string `json:"attempts_source,omitempty"`
+
+	Error       string `json:"error,omitempty"`        // one line
+	ErrorSource string `json:"error_source,omitempty"` // the header it came from
+	ErrorType   string `json:"error_type,omitempty"`
+	StackTrace  string `json:"stack_trace,omitempty"`
+	FailureKind string `json:"failure_kind,omitempty"`
+
+	FirstFailedAt time.Time `json:"first_failed_at,omitzero"`
+	ParkedAt      time.Time `json:"parked_at,omitzero"` // x-parked-at, or the newest death time
+
+	ReplayCount int64     `json:"replay_count,omitempty"`
+	ReplayedAt  time.Time `json:"replayed_at,omitzero"`
+	ReplayID    string    `json:"replay_id,omitempty"`
+
+	// Problems lists headers of an unexpected shape that decoding passed over.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// errorHeaders are read in order; the first non-empty one is the error.
+var errorHeaders = []string{
+	HeaderLastError,
+	"x-exception-message",               // Spring AMQP
+	"MT-Fault-Message",                  // MassTransit
+	"NServiceBus.ExceptionInfo.Message", // NServiceBus
+	"rbs2-error-details",                // Rebus
+	"MT-Reason",
+}
+
+var errorTypeHeaders = []string{"MT-Fault-ExceptionType", "NServiceBus.ExceptionInfo.ExceptionType", "x-exception-fqcn"}
+
+var stackHeaders = []string{"x-exception-stacktrace", "MT-Fault-StackTrace", "NServiceBus.ExceptionInfo.StackTrace"}
+
+// Decode reads the facts from a message's headers. It never fails and
+// never panics, whatever the headers hold.
+func Decode(h amqp.Table) Facts {
+	var f Facts
+	f.Deaths, f.Problems = Deaths(h)
+	f.FirstDeath = firstDeath(h, f.Deaths)
+	f.LastDeath = deathRef(h, HeaderLastDeathQueue, HeaderLastDeathReason, HeaderLastDeathExchange)
+	if n, ok := asInt(h[HeaderDeliveryCount]); ok {
+		f.DeliveryCount = n
+	}
+
+	f.Attempts, f.AttemptsSource = attempts(h, f)
+
+	for _, k := range errorHeaders {
+		if s, ok := asString(h[k]); ok && strings.TrimSpace(s) != "" {
+			f.Error, f.ErrorSource = OneLine(s), k
+			break
+		}
+	}
+	if f.Error == "" && len(f.Deaths) > 0 {
+		d := f.Deaths[0]
+		f.Error, f.ErrorSource = "dead-lettered: "+d.Reason+" in "+d.Queue, HeaderDeath
+	}
+	for _, k := range errorTypeHeaders {
+		if s, ok := asString(h[k]); ok && s != "" {
+			f.ErrorType = OneLine(s)
+			break
+		}
+	}
+	for _, k := range stackHeaders {
+		if s, ok := asString(h[k]); ok && s != "" {
+			f.StackTrace = s
+			break
+		}
+	}
+	f.FailureKind = headerString(h, HeaderFailureKind)
+
+	f.FirstFailedAt, _ = asTime(h[HeaderFirstFailedAt])
+	if t, ok := asTime(h[HeaderParkedAt]); ok {
+		f.ParkedAt = t
+	} else if t, ok := asTime(h["MT-Fault-Timestamp"]); ok {
+		f.ParkedAt = t
+	} else if t, ok := asTime(h["NServiceBus.TimeOfFailure"]); ok {
+		f.ParkedAt = t
+	} else if len(f.Deaths) > 0 {
+		f.ParkedAt = f.Deaths[0].Time
+	}
+	if n, ok := asInt(h[HeaderReplayCount]); ok {
+		f.ReplayCount = n
+	}
+	f.ReplayedAt, _ = asTime(h[HeaderReplayedAt])
+	f.ReplayID = headerString(h, HeaderReplayID)
+	return f
+}
+
+// attempts reads x-retry-count (any integer type) and falls back to the
+// death history for topologies that retry by nack + dead-lettering.
+func attempts(h amqp.Table, f Facts) (int64, string) {
+	if v, present := h[HeaderRetryCount]; present {
+		if n, ok := asInt(v); ok && n >= 0 {
+			return n, HeaderRetryCount
+		}
+	}
+	if f.FirstDeath.Queue != "" {
+		if d, ok := findDeath(f.Deaths, f.FirstDeath.Queue, "rejected"); ok {
+			return d.Count, "x-death rejected count of " + d.Queue
+		}
+	}
+	var best Death
+	for _, d := range f.Deaths {
+		if d.Reason == "rejected" && d.Count > best.Count {
+			best = d
+		}
+	}
+	if best.Count > 0 {
+		return best.Count, "x-death rejected count of " + best.Queue
+	}
+	return 0, ""
+}
+
+// AttemptsOf returns the retries done so far for a message's headers; the
+// consumer loop uses it to decide between retry and park.
+func AttemptsOf(h amqp.Table) int64 {
+	if n, ok := asInt(h[HeaderRetryCount]); ok && n >= 0 {
+		return n // the common case needs no death decoding
+	}
+	deaths, _ := Deaths(h)
+	n, _ := attempts(h, Facts{Deaths: deaths, FirstDeath: firstDeath(h, deaths)})
+	return n
+}
+
+// firstDeath reads x-first-death-*, falling back to the oldest x-death entry
+// (brokers before 3.8 and hand-made headers have no x-first-death-*).
+func firstDeath(h amqp.Table, deaths []Death) DeathRef {
+	ref := deathRef(h, HeaderFirstDeathQueue, HeaderFirstDeathReason, HeaderFirstDeathExchange)
+	if ref.empty() && len(deaths) > 0 {
+		d := deaths[len(deaths)-1]
+		ref = DeathRef{Queue: d.Queue, Reason: d.Reason, Exchange: d.Exchange}
+	}
+	return ref
+}

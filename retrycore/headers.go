@@ -1,0 +1,146 @@
+package retrycore
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The header contract (DESIGN §4). retrycore writes the first group when it
+// retries or parks; replay writes the second; everything reads them.
+const (
+	HeaderRetryCount         = "x-retry-count"
+	HeaderLastError          = "x-last-error"
+	HeaderOriginalExchange   = "x-original-exchange"
+	HeaderOriginalRoutingKey = "x-original-routing-key"
+	// HeaderOriginalQueue is an addition to the contract: the main queue the
+	// message failed in, so replay can target that queue alone.
+	HeaderOriginalQueue = "x-original-queue"
+	HeaderFirstFailedAt = "x-first-failed-at"
+	HeaderParkedAt      = "x-parked-at"
+	HeaderFailureKind   = "x-failure-kind"
+
+	HeaderReplayCount = "x-replay-count"
+	HeaderReplayedAt  = "x-replayed-at"
+	HeaderReplayID    = "x-replay-id"
+
+	// Written by RabbitMQ.
+	HeaderDeath              = "x-death"
+	HeaderFirstDeathQueue    = "x-first-death-queue"
+	HeaderFirstDeathReason   = "x-first-death-reason"
+	HeaderFirstDeathExchange = "x-first-death-exchange"
+	HeaderLastDeathQueue     = "x-last-death-queue"
+	HeaderLastDeathReason    = "x-last-death-reason"
+	HeaderLastDeathExchange  = "x-last-death-exchange"
+	HeaderDeliveryCount      = "x-delivery-count"
+)
+
+// Failure kinds written to x-failure-kind.
+const (
+	KindPermanent        = "permanent"
+	KindRetriesExhausted = "retries-exhausted"
+)
+
+// MaxErrorLen bounds x-last-error: a whole header block must fit in one
+// frame (128 KiB by default), and one line is what people read.
+const MaxErrorLen = 1024
+
+// OneLine reduces an error text to one line of at most MaxErrorLen bytes,
+// cut on a rune boundary.
+func OneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxErrorLen {
+		return s
+	}
+	cut := MaxErrorLen - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// asInt reads any integer type amqp091-go decodes (and decimal strings,
+// which some bridges write), reporting false for anything else.
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case uint64:
+		if n > 1<<62 {
+			return 0, false
+		}
+		return int64(n), true
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), true
+		}
+	case float32:
+		if n == float32(int64(n)) {
+			return int64(n), true
+		}
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64)
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// asString reads a string or byte-array header.
+func asString(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case []byte:
+		return string(s), true
+	}
+	return "", false
+}
+
+// asTime reads a timestamp header: an AMQP timestamp, RFC 3339 text, or
+// Unix seconds/milliseconds as an integer.
+func asTime(v any) (time.Time, bool) {
+	switch t := v.(type) {
+	case time.Time:
+		return t, !t.IsZero()
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z", "2006-01-02T15:04:05.9999999Z07:00"} {
+			if ts, err := time.Parse(layout, strings.TrimSpace(t)); err == nil {
+				return ts, true
+			}
+		}
+		return time.Time{}, false
+	}
+	if n, ok := asInt(v); ok && n > 0 {
+		if n > 1e12 { // milliseconds
+			return time.UnixMilli(n), true
+		}
+		return time.Unix(n, 0), true
+	}
+	return time.Time{}, false
+}
+
+func headerString(h amqp.Table, key string) string {
+	s, _ := asString(h[key])
+	return s
+}

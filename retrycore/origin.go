@@ -1,0 +1,177 @@
+package retrycore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// ErrUnknownOrigin is returned when nothing in a message tells where it came
+// from. parkinglot never guesses: the user passes --to.
+var ErrUnknownOrigin = errors.New("cannot tell where this message came from; pass --to")
+
+// Destination is an exchange and routing key; the empty exchange is the
+// default exchange.
+type Destination struct {
+	Exchange   string `json:"exchange"`
+	RoutingKey string `json:"routing_key"`
+}
+
+// ParseDestination reads "EXCHANGE:ROUTING_KEY"; ":orders" is the default
+// exchange with routing key "orders". The routing key may contain colons.
+func ParseDestination(s string) (Destination, error) {
+	ex, rk, ok := strings.Cut(s, ":")
+	if !ok {
+		return Destination{}, fmt.Errorf("destination %q: want EXCHANGE:ROUTING_KEY (\":queue\" for the default exchange)", s)
+	}
+	return Destination{Exchange: ex, RoutingKey: rk}, nil
+}
+
+func (d Destination) String() string {
+	ex := d.Exchange
+	if ex == "" {
+		ex = "(default exchange)"
+	}
+	return ex + " / " + d.RoutingKey
+}
+
+// Origin sources, shown with the answer so people know why.
+const (
+	SourceFlag             = "--to"
+	SourceConfig           = "config"
+	SourceOriginalHeaders  = HeaderOriginalExchange
+	SourceSpring           = "x-original-routingKey (Spring)"
+	SourceFirstDeath       = "x-death of x-first-death-queue"
+	SourceDelayQueue       = "x-death via delay queue"
+	SourceFailedQueue      = "failed-queue header"
+	SourceMassTransitQueue = "MassTransit _error queue"
+)
+
+// Origin is where a parked message came from.
+type Origin struct {
+	Destination
+	// Source says which rule gave the answer ("x-original-exchange", …).
+	Source string `json:"source"`
+	// Queue is the queue that failed, when the headers name it; replay's
+	// "--target queue" sends there alone.
+	Queue string `json:"queue,omitempty"`
+}
+
+// QueueArgs looks up a queue's arguments (the management API implements
+// it); resolution uses it to follow a TTL delay queue's dead-letter target.
+type QueueArgs interface {
+	QueueArguments(ctx context.Context, queue string) (amqp.Table, error)
+}
+
+// OriginQuery is what origin resolution needs besides the headers.
+type OriginQuery struct {
+	Override   *Destination // --to
+	Default    *Destination // the parking lot's default in config
+	ParkingLot string       // the queue the message is parked in
+	Queues     QueueArgs    // nil when the management API is not available
+}
+
+// ResolveOrigin applies DESIGN §4's order: --to, the configured default,
+// x-original-* (ours or Spring's), the x-death entry of x-first-death-queue
+// (following a TTL delay queue's dead-letter target), the failed-queue
+// headers of NServiceBus, Rebus and MassTransit, MassTransit's "X_error"
+// naming, and otherwise ErrUnknownOrigin.
+func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, error) {
+	failed := failedQueue(h)
+	switch {
+	case q.Override != nil:
+		return Origin{Destination: *q.Override, Source: SourceFlag, Queue: failed}, nil
+	case q.Default != nil:
+		return Origin{Destination: *q.Default, Source: SourceConfig, Queue: failed}, nil
+	}
+	if ex, ok := asString(h[HeaderOriginalExchange]); ok {
+		if rk, ok := asString(h[HeaderOriginalRoutingKey]); ok {
+			return Origin{Destination: Destination{ex, rk}, Source: SourceOriginalHeaders, Queue: failed}, nil
+		}
+		if rk, ok := asString(h["x-original-routingKey"]); ok {
+			return Origin{Destination: Destination{ex, rk}, Source: SourceSpring, Queue: failed}, nil
+		}
+	}
+	deaths, _ := Deaths(h)
+	first := firstDeath(h, deaths)
+	if first.Queue != "" {
+		if d, ok := findDeath(deaths, first.Queue, first.Reason); ok && len(d.RoutingKeys) > 0 {
+			o := Origin{Destination: Destination{d.Exchange, d.RoutingKeys[0]}, Source: SourceFirstDeath, Queue: failed}
+			if d.Reason == "rejected" && o.Queue == "" {
+				o.Queue = d.Queue
+			}
+			if d.Reason == "expired" && q.Queues != nil {
+				if via, ok, err := followDelayQueue(ctx, q.Queues, d); err != nil {
+					return Origin{}, err
+				} else if ok {
+					via.Queue = failed
+					return via, nil
+				}
+			}
+			if d.Reason == "expired" && q.Queues == nil {
+				o.Source += " (delay queue not followed: no management API)"
+			}
+			return o, nil
+		}
+	}
+	if failed != "" {
+		return Origin{Destination: Destination{"", failed}, Source: SourceFailedQueue, Queue: failed}, nil
+	}
+	if base, ok := strings.CutSuffix(q.ParkingLot, "_error"); ok && base != "" && hasAnyPrefix(h, "MT-") {
+		return Origin{Destination: Destination{"", base}, Source: SourceMassTransitQueue, Queue: base}, nil
+	}
+	return Origin{}, ErrUnknownOrigin
+}
+
+// followDelayQueue: a message that first died by expiring in a TTL queue
+// came from wherever that queue dead-letters to (the seed's Go consumer
+// leaves only retry.exchange/payment.retry in x-death).
+func followDelayQueue(ctx context.Context, qa QueueArgs, d Death) (Origin, bool, error) {
+	args, err := qa.QueueArguments(ctx, d.Queue)
+	if err != nil {
+		return Origin{}, false, fmt.Errorf("look up delay queue %q: %w", d.Queue, err)
+	}
+	dlx, ok := asString(args["x-dead-letter-exchange"])
+	if !ok {
+		return Origin{}, false, nil
+	}
+	rk, ok := asString(args["x-dead-letter-routing-key"])
+	if !ok {
+		rk = d.RoutingKeys[0] // without one, dead-lettering keeps the routing key
+	}
+	return Origin{Destination: Destination{dlx, rk}, Source: SourceDelayQueue + " " + d.Queue}, true, nil
+}
+
+// failedQueue returns the queue a message failed in when a header names it.
+func failedQueue(h amqp.Table) string {
+	if s := headerString(h, HeaderOriginalQueue); s != "" {
+		return s
+	}
+	if s := headerString(h, "NServiceBus.FailedQ"); s != "" {
+		q, _, _ := strings.Cut(s, "@") // "queue@machine"
+		return q
+	}
+	if s := headerString(h, "rbs2-source-queue"); s != "" {
+		return s
+	}
+	if s := headerString(h, "MT-Fault-InputAddress"); s != "" {
+		if u, err := url.Parse(s); err == nil && u.Path != "" {
+			p := strings.TrimSuffix(u.Path, "/")
+			return p[strings.LastIndex(p, "/")+1:]
+		}
+	}
+	return ""
+}
+
+func hasAnyPrefix(h amqp.Table, prefix string) bool {
+	for k := range h {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
