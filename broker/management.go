@@ -48,7 +48,8 @@ func NewManagement(rawURL, vhost string) (*Management, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: management URL %q: want http(s)://user:pass@host:15672", ErrBadURL, Redact(rawURL))
 	}
-	m := &Management{vhost: vhost, http: &http.Client{Timeout: 15 * time.Second}}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	m := &Management{vhost: vhost, http: &http.Client{Timeout: 15 * time.Second, Transport: transport}}
 	if u.User != nil {
 		m.user = u.User.Username()
 		m.password, _ = u.User.Password()
@@ -61,6 +62,9 @@ func NewManagement(rawURL, vhost string) (*Management, error) {
 	}
 	return m, nil
 }
+
+// Close releases idle HTTP connections.
+func (m *Management) Close() { m.http.CloseIdleConnections() }
 
 // URL returns the management URL without credentials.
 func (m *Management) URL() string { return m.base.String() }

@@ -90,6 +90,7 @@ func Management(t testing.TB) *broker.Management {
 	if _, err := m.Overview(ctx); err != nil {
 		t.Fatalf("the tests need the management API (run `make broker`): %v", err)
 	}
+	t.Cleanup(m.Close)
 	return m
 }
 

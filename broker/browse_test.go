@@ -1,0 +1,242 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+func publishN(t *testing.T, ch *amqp.Channel, queue string, n int) {
+	t.Helper()
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%04d", i), Body: []byte(fmt.Sprintf("body %d", i)), DeliveryMode: amqp.Persistent}
+	}
+	brokertest.PublishMany(t, ch, "", queue, msgs)
+}
+
+// browseAll runs one pass over the queue, taking nothing, and returns the ids
+// in the order seen.
+func browseAll(t *testing.T, conn *broker.Conn, mgmt *broker.Management, queue string) ([]string, broker.PassReport) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Management: mgmt})
+	if err != nil {
+		t.Fatalf("open pass: %v", err)
+	}
+	var ids []string
+	for {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("next: %v", err)
+		}
+		ids = append(ids, h.ID())
+	}
+	rep, err := p.Close(ctx)
+	if err != nil {
+		t.Fatalf("close pass: %v", err)
+	}
+	return ids, rep
+}
+
+// waitDepth polls the ready count until it equals want (messages given back
+// are ready again almost at once, but not synchronously with the nack).
+func waitDepth(t *testing.T, ch *amqp.Channel, queue string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := brokertest.Depth(t, ch, queue)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %s: %d ready, want %d", queue, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBrowseClassicGivesEverythingBackInOrder(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, q, 50)
+
+	first, rep := browseAll(t, conn, brokertest.Management(t), q)
+	if len(first) != 50 || rep.GivenBack != 50 || rep.Taken != 0 {
+		t.Fatalf("first pass saw %d, report %+v; want 50 seen and given back", len(first), rep)
+	}
+	waitDepth(t, ch, q, 50)
+	second, _ := browseAll(t, conn, brokertest.Management(t), q)
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Fatalf("order changed between passes:\n%v\n%v", first, second)
+	}
+}
+
+func TestBrowseLimitStopsEarlyAndLeavesTheRest(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, q, 30)
+	ctx := context.Background()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if _, err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 {
+		t.Fatalf("saw %d messages with Limit 5", n)
+	}
+	waitDepth(t, ch, q, 30)
+}
+
+func TestBrowseAckRemovesOnlyTakenMessages(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, q, 10)
+	ctx := context.Background()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.ID() == "m-0003" || h.ID() == "m-0007" {
+			if err := h.Ack(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := p.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Taken != 2 || rep.GivenBack != 8 {
+		t.Fatalf("report %+v, want 2 taken and 8 given back", rep)
+	}
+	waitDepth(t, ch, q, 8)
+	for _, d := range brokertest.Drain(t, ch, q) {
+		if d.MessageId == "m-0003" || d.MessageId == "m-0007" {
+			t.Fatalf("taken message %s is still in the queue", d.MessageId)
+		}
+	}
+}
+
+// The fault: a quorum queue whose delivery limit is 3 drops a message given
+// back a 4th time. Ten browses must lose nothing.
+func TestBrowseQuorumDeliveryLimitLosesNothing(t *testing.T) {
+	for _, limit := range []int32{3, 20} {
+		t.Run(fmt.Sprintf("limit%d", limit), func(t *testing.T) {
+			conn := brokertest.Dial(t, "")
+			ch := brokertest.Channel(t)
+			mgmt := brokertest.Management(t)
+			q := brokertest.Name(t, "q")
+			brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": limit})
+			publishN(t, ch, q, 20)
+			passes := 10
+			if limit == 20 {
+				passes = 30
+			}
+			refreshed := 0
+			for i := 0; i < passes; i++ {
+				ids, rep := browseAll(t, conn, mgmt, q)
+				if len(ids) != 20 {
+					t.Fatalf("pass %d saw %d messages, want 20 (report %+v)", i+1, len(ids), rep)
+				}
+				refreshed += rep.Refreshed
+				waitDepth(t, ch, q, 20)
+			}
+			if refreshed == 0 {
+				t.Fatalf("%d passes over a queue with delivery limit %d refreshed nothing", passes, limit)
+			}
+			seen := map[string]bool{}
+			for _, d := range brokertest.Drain(t, ch, q) {
+				seen[d.MessageId] = true
+			}
+			if len(seen) != 20 {
+				t.Fatalf("after %d browses %d distinct messages are left, want 20", passes, len(seen))
+			}
+		})
+	}
+}
+
+func TestBrowseWithoutManagementStillProtectsQuorum(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2)})
+	publishN(t, ch, q, 5)
+	for i := 0; i < 8; i++ {
+		ids, rep := browseAll(t, conn, nil, q)
+		if len(ids) != 5 {
+			t.Fatalf("pass %d saw %d, want 5 (%+v)", i+1, len(ids), rep)
+		}
+		waitDepth(t, ch, q, 5)
+	}
+}
+
+func TestBrowseMissingQueueIsAClearError(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	_, err := broker.OpenPass(context.Background(), conn, broker.PassOptions{Queue: "no-such-queue-" + brokertest.Name(t, "")})
+	if !errors.Is(err, broker.ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+	_, err = broker.OpenPass(context.Background(), conn, broker.PassOptions{Queue: "no-such-queue-" + brokertest.Name(t, ""), Management: brokertest.Management(t)})
+	if !errors.Is(err, broker.ErrNotFound) {
+		t.Fatalf("with management: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestSpoolStoresAndRemovesItsFile(t *testing.T) {
+	s, err := broker.NewSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := s.Append(broker.Message{Body: []byte(fmt.Sprintf("b%d", i)), Headers: amqp.Table{"n": int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := s.Get(42)
+	if err != nil || string(m.Body) != "b42" || m.Headers["n"] != int32(42) {
+		t.Fatalf("Get(42) = %+v, %v", m, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
