@@ -1,0 +1,121 @@
+package replay
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Summary is one parked message as lists and the TUI show it: decoded
+// through retrycore, never by reading headers directly.
+type Summary struct {
+	Index       int    `json:"-"` // position in the browse spool, when spooled
+	ID          string `json:"id"`
+	Exchange    string `json:"exchange"`
+	RoutingKey  string `json:"routing_key"`
+	ContentType string `json:"content_type,omitempty"`
+	BodySize    int    `json:"body_size"`
+	Redelivered bool   `json:"redelivered,omitempty"`
+
+	Facts retrycore.Facts `json:"facts"`
+	// Origin is where a replay would send the message by default; nil with
+	// OriginErr set when it cannot be told.
+	Origin    *retrycore.Origin `json:"origin,omitempty"`
+	OriginErr string            `json:"origin_error,omitempty"`
+	// Group is the normalised error text (retrycore.GroupKey) for grouping.
+	Group string `json:"group"`
+	// ParkedAt is when the message was parked (x-parked-at, a framework's
+	// timestamp, the newest death time or the message timestamp).
+	ParkedAt time.Time `json:"parked_at,omitzero"`
+}
+
+// Age is how long the message has been parked, as of now.
+func (s Summary) Age(now time.Time) time.Duration {
+	if s.ParkedAt.IsZero() {
+		return 0
+	}
+	return now.Sub(s.ParkedAt)
+}
+
+// Selector chooses the messages a command acts on. Exactly one of IDs, All
+// and Filter is set (Filter may combine with IDs: both must match).
+type Selector struct {
+	IDs    []string
+	All    bool
+	Filter string // an expr-lang expression over the message (see filter.go)
+}
+
+// Target says where replayed messages go.
+type Target string
+
+const (
+	// TargetOrigin sends to the resolved origin (DESIGN §4) — the default.
+	TargetOrigin Target = "origin"
+	// TargetQueue sends to the queue that failed alone: the default exchange
+	// with the queue name as routing key.
+	TargetQueue Target = "queue"
+)
+
+// EventKind says what a progress event reports.
+type EventKind string
+
+const (
+	EventPlanned   EventKind = "planned"  // a message was chosen; Total may grow
+	EventReplayed  EventKind = "replayed" // the routed copy was confirmed and the parked one acked
+	EventDeleted   EventKind = "deleted"  // removed from the parking lot
+	EventExported  EventKind = "exported" // written to the export file
+	EventImported  EventKind = "imported" // published from the file, confirmed
+	EventFailed    EventKind = "failed"   // not done; the message stays where it was
+	EventSkipped   EventKind = "skipped"  // e.g. already sent in this run (loop guard)
+	EventDryRun    EventKind = "dry-run"  // would be sent to Destination
+	EventFinished  EventKind = "finished" // the run is over
+	EventNote      EventKind = "note"     // something the user should know (Text)
+	EventRateLimit EventKind = "rate"     // waiting for the rate limiter
+)
+
+// Event is one step of a run, for progress bars and per-message reports.
+type Event struct {
+	Kind        EventKind              `json:"event"`
+	ID          string                 `json:"id,omitempty"`
+	Destination *retrycore.Destination `json:"destination,omitempty"`
+	ReplayID    string                 `json:"replay_id,omitempty"`
+	Err         string                 `json:"error,omitempty"`
+	Text        string                 `json:"text,omitempty"`
+	Done        int                    `json:"done"`  // messages finished so far (done or failed)
+	Total       int                    `json:"total"` // messages chosen so far
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Done    int `json:"done"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	// Failures lists each message that was not done, with the reason.
+	Failures []Failure         `json:"failures,omitempty"`
+	Pass     broker.PassReport `json:"pass"`
+}
+
+// Failure is one message that was not done.
+type Failure struct {
+	ID  string `json:"id"`
+	Err string `json:"error"`
+}
+
+// Err returns ErrNotAllDone (wrapped with the count) when some messages
+// failed, so the CLI exits 3.
+func (r Result) Err() error {
+	if r.Failed == 0 {
+		return nil
+	}
+	return &notAllDone{failed: r.Failed, done: r.Done}
+}
+
+type notAllDone struct{ failed, done int }
+
+func (e *notAllDone) Error() string {
+	return strconv.Itoa(e.failed) + " message(s) not done, " + strconv.Itoa(e.done) + " done"
+}
+
+func (e *notAllDone) Unwrap() error { return ErrNotAllDone }
