@@ -17,4 +17,18 @@ var (
 	// ErrNacked: the broker refused the copy (for example a full queue with
 	// x-overflow reject-publish); the message stays parked.
 	ErrNacked = errors.New("the broker refused the copy (nack)")
+	// ErrBadFilter: a --filter expression does not compile (a usage error,
+	// exit 2).
+	ErrBadFilter = errors.New("bad filter")
+	// ErrBadSelection: the options do not say which messages to act on, or
+	// say it twice (a usage error, exit 2).
+	ErrBadSelection = errors.New("bad selection")
+	// ErrEditor: $EDITOR is missing or failed; nothing was changed.
+	ErrEditor = errors.New("editor")
+	// ErrInvalidBody: an edited body is not valid for its content type;
+	// nothing was sent and the message is still parked.
+	ErrInvalidBody = errors.New("invalid body")
+	// ErrBadImport: an import file has a line that is not an exported
+	// message; nothing after it was published.
+	ErrBadImport = errors.New("bad import file")
 )

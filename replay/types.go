@@ -95,6 +95,9 @@ type Result struct {
 	// Failures lists each message that was not done, with the reason.
 	Failures []Failure         `json:"failures,omitempty"`
 	Pass     broker.PassReport `json:"pass"`
+	// Notes are things the user should know (a reconnect, a note of the
+	// browse pass about quorum delivery limits).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Failure is one message that was not done.

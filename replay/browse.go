@@ -1,0 +1,163 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// BrowseOptions say what to list.
+type BrowseOptions struct {
+	Queue string
+	// Limit stops after this many listed messages (0: all).
+	Limit int
+	// Filter is an expr-lang expression (see FilterEnv); empty lists all.
+	Filter string
+	// IDs, when set, lists only these ids (and stops once all were seen).
+	IDs []string
+	// Spool keeps every listed message in a temporary file (Browse.Spool) so
+	// show and the TUI can read bodies without holding them in memory.
+	Spool bool
+	// OnBatch, when set, receives the summaries as they arrive (batches of
+	// about 200, or what arrived in the last 50ms), so a UI shows the first
+	// page at once. It runs on the Browse goroutine.
+	OnBatch func([]Summary)
+}
+
+// Browse is what one non-destructive pass found. The pass is closed (every
+// message given back) when Browse returns.
+type Browse struct {
+	Summaries []Summary
+	// Spool holds the full messages (Summary.Index) when asked for; the
+	// caller closes it.
+	Spool  *broker.Spool
+	Facts  broker.QueueFacts
+	Report broker.PassReport
+	// Skipped counts messages the filter could not be evaluated on.
+	Skipped int
+	Notes   []string
+}
+
+const (
+	batchSize  = 200
+	batchEvery = 50 * time.Millisecond
+)
+
+// Browse lists a parking lot without removing anything.
+func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) {
+	sel, err := newSelection(Selector{IDs: o.IDs, Filter: o.Filter}, false)
+	if err != nil {
+		return nil, err
+	}
+	passLimit := 0
+	if sel.filter == nil && sel.ids == nil {
+		passLimit = o.Limit // without a filter the pass itself can stop early
+	}
+	p, err := s.openPass(ctx, o.Queue, passLimit)
+	if err != nil {
+		return nil, err
+	}
+	b := &Browse{Facts: p.Facts()}
+	if o.Spool {
+		if b.Spool, err = broker.NewSpool(""); err != nil {
+			_, _ = p.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	err = s.browsePass(ctx, p, o, sel, b)
+	rep, cerr := p.Close(context.WithoutCancel(ctx))
+	b.Report = rep
+	b.Notes = append(b.Notes, rep.Notes...)
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if b.Spool != nil {
+			_ = b.Spool.Close()
+			b.Spool = nil
+		}
+		return b, err
+	}
+	return b, nil
+}
+
+func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOptions, sel *selection, b *Browse) error {
+	q := s.originQuery(o.Queue, nil)
+	now := time.Now()
+	var batch []Summary
+	last := time.Now()
+	flush := func() {
+		if o.OnBatch != nil && len(batch) > 0 {
+			o.OnBatch(batch)
+		}
+		batch = nil
+		last = time.Now()
+	}
+	defer flush()
+	for {
+		if o.Limit > 0 && len(b.Summaries) >= o.Limit || sel.complete() {
+			return nil
+		}
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sum := summarize(ctx, h.Message, h.ID(), q)
+		ok, err := sel.match(h.Message, sum, o.Queue, now)
+		if err != nil {
+			b.Skipped++
+			if b.Skipped == 1 {
+				b.Notes = append(b.Notes, err.Error())
+			}
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if b.Spool != nil {
+			i, err := b.Spool.Append(h.Message)
+			if err != nil {
+				return err
+			}
+			sum.Index = i
+		}
+		b.Summaries = append(b.Summaries, sum)
+		batch = append(batch, sum)
+		if len(batch) >= batchSize || time.Since(last) >= batchEvery {
+			flush()
+		}
+	}
+}
+
+// Find browses a parking lot for one message by id (message_id or content
+// id) and gives everything back. A missing id is an error wrapping
+// broker.ErrNotFound.
+func (s *Session) Find(ctx context.Context, queue, id string) (broker.Message, Summary, error) {
+	p, err := s.openPass(ctx, queue, 0)
+	if err != nil {
+		return broker.Message{}, Summary{}, err
+	}
+	defer func() { _, _ = p.Close(context.WithoutCancel(ctx)) }()
+	q := s.originQuery(queue, nil)
+	for seen := 0; ; seen++ {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return broker.Message{}, Summary{}, &sentinelError{kind: broker.ErrNotFound,
+				msg: fmt.Sprintf("no message %q in queue %q (%d messages looked at)", id, queue, seen)}
+		}
+		if err != nil {
+			return broker.Message{}, Summary{}, err
+		}
+		if h.ID() == id {
+			m := h.Message
+			return m, summarize(ctx, m, id, q), nil
+		}
+	}
+}

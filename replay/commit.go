@@ -1,0 +1,147 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// committer turns settled messages into audit entries and removals: it
+// writes the entries of every batch that arrived together, fsyncs once
+// (group commit), and only then acks the parked copies. It runs on its own
+// goroutine so that an fsync never stalls the publish loop.
+type committer struct {
+	audit *auditLog
+	tally *tally
+	run   *run
+	kind  EventKind // replayed | imported
+
+	in       chan []settled
+	released chan struct{} // a batch was committed: the window has room
+	open     *atomic.Int64 // jobs handed to the publisher, not yet committed
+	done     chan struct{}
+	failed   atomic.Bool // the audit log could not be written: stop
+}
+
+func newCommitter(r *run, kind EventKind, open *atomic.Int64) *committer {
+	c := &committer{
+		audit: r.audit, tally: r.tally, run: r, kind: kind,
+		in:       make(chan []settled, 64),
+		released: make(chan struct{}, 1),
+		open:     open,
+		done:     make(chan struct{}),
+	}
+	go c.loop()
+	return c
+}
+
+// submit hands a batch over; it blocks while the committer is behind,
+// which is the back-pressure the window wants.
+func (c *committer) submit(batch []settled) {
+	if len(batch) > 0 {
+		c.in <- batch
+	}
+}
+
+// finish waits until everything submitted is committed.
+func (c *committer) finish() {
+	close(c.in)
+	<-c.done
+}
+
+func (c *committer) loop() {
+	defer close(c.done)
+	for batch := range c.in {
+	coalesce:
+		for {
+			select {
+			case more, ok := <-c.in:
+				if !ok {
+					break coalesce
+				}
+				batch = append(batch, more...)
+			default:
+				break coalesce
+			}
+		}
+		c.commit(batch)
+		c.open.Add(-int64(len(batch)))
+		select {
+		case c.released <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *committer) commit(batch []settled) {
+	now := time.Now().UTC()
+	entries := make([]AuditEntry, len(batch))
+	for i, s := range batch {
+		e := s.job.entry
+		e.Time = now
+		e.Result = resultOK
+		if s.err != nil {
+			e.Result, e.Error = resultOf(s.err), s.err.Error()
+		}
+		entries[i] = e
+	}
+	if c.failed.Load() {
+		c.notRemoved(batch, errors.New("audit log not writable"))
+		return
+	}
+	if err := c.audit.commit(entries); err != nil {
+		c.failed.Store(true)
+		c.run.stop.Store(true)
+		c.tally.note(err.Error() + ": stopping; nothing more is removed")
+		c.notRemoved(batch, err)
+		return
+	}
+	var ackFailed []AuditEntry
+	for i, s := range batch {
+		j := s.job
+		if s.err != nil {
+			c.run.failedFor(j, s.err)
+			continue
+		}
+		if j.held != nil {
+			if err := j.held.Ack(); err != nil {
+				e := entries[i]
+				e.Result, e.Error = resultNotRemoved, err.Error()
+				ackFailed = append(ackFailed, e)
+				c.run.notRemoved(j, err)
+				continue
+			}
+		}
+		if c.run.doneFor(j) {
+			c.tally.done(c.kind, j.id, &j.dest, j.replayID)
+		}
+	}
+	if len(ackFailed) > 0 {
+		if err := c.audit.commit(ackFailed); err != nil {
+			c.tally.note(err.Error())
+		}
+	}
+}
+
+// notRemoved reports a batch whose audit entries could not be written:
+// copies that were sent stay parked as well (a duplicate, never a loss).
+func (c *committer) notRemoved(batch []settled, why error) {
+	for _, s := range batch {
+		err := s.err
+		if err == nil {
+			err = fmt.Errorf("sent (replay id %s) but left parked: %w", s.job.replayID, why)
+		}
+		c.run.failedFor(s.job, err)
+	}
+}
+
+func resultOf(err error) string {
+	switch {
+	case errors.Is(err, ErrUnroutable):
+		return resultUnroutable
+	case errors.Is(err, ErrNacked):
+		return resultNacked
+	}
+	return resultFailed
+}

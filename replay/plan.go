@@ -1,0 +1,262 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Plan is what Replay would do, found by a non-destructive pass: where each
+// chosen message would go and why, which queues each destination reaches,
+// and which messages cannot be replayed.
+type Plan struct {
+	Queue string     `json:"queue"`
+	Items []PlanItem `json:"items"`
+	// Refused are chosen messages that would not be sent (unknown origin,
+	// unknown failed queue with --target queue), with the reason.
+	Refused []Failure `json:"refused,omitempty"`
+	// Missing lists requested ids that are not in the queue.
+	Missing []string `json:"missing,omitempty"`
+	// Routes has one preview per destination, most messages first.
+	Routes []RoutePreview `json:"routes"`
+	// Skipped counts messages a filter could not be evaluated on.
+	Skipped int               `json:"skipped,omitempty"`
+	Notes   []string          `json:"notes,omitempty"`
+	Facts   broker.QueueFacts `json:"-"`
+	Report  broker.PassReport `json:"pass"`
+}
+
+// PlanItem is one message and where it would go.
+type PlanItem struct {
+	ID          string                `json:"id"`
+	Destination retrycore.Destination `json:"destination"`
+	// Source says which rule gave the origin (retrycore.Origin.Source).
+	Source string `json:"source"`
+	// FailedQueue is the queue the message failed in, when known.
+	FailedQueue string `json:"failed_queue,omitempty"`
+	Error       string `json:"error,omitempty"` // the parked message's error, for display
+}
+
+// RoutePreview says which queues a destination reaches (management API
+// bindings).
+type RoutePreview struct {
+	Destination retrycore.Destination `json:"destination"`
+	Messages    int                   `json:"messages"`
+	// Available is false when the management API is not there; then only
+	// Err says why.
+	Available  bool     `json:"available"`
+	Queues     []string `json:"queues,omitempty"`
+	Unroutable bool     `json:"unroutable,omitempty"`
+	// FailedQueues are the queues the messages failed in, when known.
+	FailedQueues []string `json:"failed_queues,omitempty"`
+	// Warning is set when the destination is unroutable or reaches other
+	// queues than the ones that failed.
+	Warning string `json:"warning,omitempty"`
+	Err     string `json:"error,omitempty"`
+}
+
+// Line is the preview in one line: "→ main.exchange / payment.execute →
+// reaches payment.main.queue".
+func (r RoutePreview) Line() string {
+	head := "→ " + r.Destination.String()
+	switch {
+	case r.Err != "":
+		return head + " → " + r.Err
+	case !r.Available:
+		return head + " → route preview unavailable"
+	case r.Unroutable:
+		return head + " → unroutable"
+	}
+	return head + " → reaches " + strings.Join(r.Queues, ", ")
+}
+
+// Plan works out what Replay would do with the same options; it changes
+// nothing (the pass gives every message back).
+func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
+	if err := o.check(); err != nil {
+		return Plan{}, err
+	}
+	sel, err := newSelection(o.Select, true)
+	if err != nil {
+		return Plan{}, err
+	}
+	p, err := s.openPass(ctx, o.Queue, 0)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := Plan{Queue: o.Queue, Facts: p.Facts()}
+	q := s.originQuery(o.Queue, o.To)
+	err = planPass(ctx, p, o, sel, q, &plan)
+	rep, cerr := p.Close(context.WithoutCancel(ctx))
+	plan.Report = rep
+	plan.Notes = append(plan.Notes, rep.Notes...)
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return plan, err
+	}
+	plan.Missing = sel.missing()
+	sort.Strings(plan.Missing)
+	plan.Routes = s.previewRoutes(ctx, plan.Items)
+	return plan, nil
+}
+
+func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q retrycore.OriginQuery, plan *Plan) error {
+	now := time.Now()
+	for !sel.complete() {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		id := h.ID()
+		sum := summarize(ctx, h.Message, id, q)
+		ok, ferr := sel.match(h.Message, sum, o.Queue, now)
+		if ferr != nil {
+			plan.Skipped++
+			if plan.Skipped == 1 {
+				plan.Notes = append(plan.Notes, ferr.Error())
+			}
+			continue
+		}
+		if !ok {
+			continue
+		}
+		dest, err := destinationFor(sum, o.Target)
+		if err != nil {
+			plan.Refused = append(plan.Refused, Failure{ID: id, Err: err.Error()})
+			continue
+		}
+		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error}
+		if sum.Origin != nil {
+			item.Source, item.FailedQueue = sum.Origin.Source, sum.Origin.Queue
+			if o.Target == TargetQueue {
+				item.Source = "--target queue"
+			}
+		}
+		plan.Items = append(plan.Items, item)
+	}
+	return nil
+}
+
+// previewRoutes previews each destination once.
+func (s *Session) previewRoutes(ctx context.Context, items []PlanItem) []RoutePreview {
+	byDest := map[retrycore.Destination]*RoutePreview{}
+	failed := map[retrycore.Destination]map[string]bool{}
+	var order []retrycore.Destination
+	for _, it := range items {
+		rp := byDest[it.Destination]
+		if rp == nil {
+			rp = &RoutePreview{Destination: it.Destination}
+			byDest[it.Destination] = rp
+			failed[it.Destination] = map[string]bool{}
+			order = append(order, it.Destination)
+		}
+		rp.Messages++
+		if it.FailedQueue != "" {
+			failed[it.Destination][it.FailedQueue] = true
+		}
+	}
+	m, merr := s.Management()
+	out := make([]RoutePreview, 0, len(order))
+	for _, d := range order {
+		rp := byDest[d]
+		for q := range failed[d] {
+			rp.FailedQueues = append(rp.FailedQueues, q)
+		}
+		sort.Strings(rp.FailedQueues)
+		if merr != nil {
+			rp.Err = "route preview unavailable: " + merr.Error()
+		} else {
+			previewOne(ctx, m, rp, s.vhost())
+		}
+		out = append(out, *rp)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Messages > out[j].Messages })
+	return out
+}
+
+func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vhost string) {
+	d := rp.Destination
+	route, err := m.PreviewRoute(ctx, d.Exchange, d.RoutingKey, nil)
+	if err != nil {
+		if errors.Is(err, broker.ErrNotFound) && d.Exchange != "" {
+			rp.Available = true
+			rp.Unroutable = true
+			rp.Err = fmt.Sprintf("exchange %q does not exist in vhost %q", d.Exchange, vhost)
+			rp.Warning = rp.Err + ": the messages would stay parked"
+			return
+		}
+		rp.Err = "route preview unavailable: " + err.Error()
+		return
+	}
+	rp.Available = true
+	rp.Queues = route.Queues
+	if route.Unroutable() {
+		rp.Unroutable = true
+		rp.Warning = fmt.Sprintf("unroutable: no queue is bound to %s; the messages would stay parked", d)
+		return
+	}
+	if extra := others(route.Queues, rp.FailedQueues); len(extra) > 0 && len(rp.FailedQueues) > 0 {
+		rp.Warning = fmt.Sprintf("also reaches other queues than the one that failed (%s): %s — other consumers would get the messages again; --target queue sends them to %s alone",
+			strings.Join(rp.FailedQueues, ", "), strings.Join(extra, ", "), strings.Join(rp.FailedQueues, ", "))
+	} else if len(rp.FailedQueues) == 0 && len(route.Queues) > 1 {
+		rp.Warning = fmt.Sprintf("reaches %d queues (%s): every consumer of them gets the messages again", len(route.Queues), strings.Join(route.Queues, ", "))
+	}
+}
+
+func others(all, mine []string) []string {
+	var out []string
+	for _, q := range all {
+		found := false
+		for _, m := range mine {
+			if q == m {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// dryRun is Replay with DryRun: the plan, reported as events.
+func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
+	plan, err := s.Plan(ctx, o)
+	t := newTally(o.Progress)
+	routes := map[retrycore.Destination]string{}
+	for _, rp := range plan.Routes {
+		routes[rp.Destination] = rp.Line()
+		if rp.Warning != "" {
+			t.note(rp.Warning)
+		}
+	}
+	for _, it := range plan.Items {
+		t.chosen(it.ID)
+		d := it.Destination
+		t.dryRun(it.ID, &d, routes[d])
+	}
+	for _, f := range plan.Refused {
+		t.chosen(f.ID)
+		t.failed(f.ID, errors.New(f.Err), nil, "")
+	}
+	for _, id := range plan.Missing {
+		t.failed(id, fmt.Errorf("no message %q in queue %q", id, o.Queue), nil, "")
+	}
+	t.pass(plan.Report)
+	for _, n := range plan.Notes {
+		t.res.Notes = appendOnce(t.res.Notes, n)
+	}
+	return t.finish(), err
+}

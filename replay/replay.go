@@ -1,0 +1,211 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Options say which messages of a parking lot to replay, and where.
+type Options struct {
+	Queue  string
+	Select Selector
+	// To overrides the origin (--to EXCHANGE:ROUTING_KEY).
+	To *retrycore.Destination
+	// Target is TargetOrigin (default) or TargetQueue: only the queue that
+	// failed (default exchange, routing key = that queue).
+	Target Target
+	// Rate is messages per second; 0 is as fast as confirms come.
+	Rate float64
+	// DryRun shows what would go where (Plan) and changes nothing.
+	DryRun bool
+	// Window is how many messages may be in flight (published, not yet
+	// confirmed and removed); 0 is DefaultWindow.
+	Window int
+	// Progress receives events as the run goes (from several goroutines,
+	// one at a time).
+	Progress func(Event)
+}
+
+func (o Options) check() error {
+	if o.Queue == "" {
+		return fmt.Errorf("%w: no queue given", ErrBadSelection)
+	}
+	switch o.Target {
+	case "", TargetOrigin, TargetQueue:
+	default:
+		return fmt.Errorf("%w: --target %q: use origin or queue", ErrBadSelection, o.Target)
+	}
+	if o.To != nil && o.Target == TargetQueue {
+		return fmt.Errorf("%w: --to and --target queue both say where to send; give one", ErrBadSelection)
+	}
+	if o.Rate < 0 {
+		return fmt.Errorf("%w: --rate %v: want a positive number of messages per second", ErrBadSelection, o.Rate)
+	}
+	return nil
+}
+
+// Replay sends the chosen messages back (DESIGN §4) and removes each parked
+// copy only after the broker confirmed a routed copy and its audit entry is
+// on disk. The error is for the run as a whole (a missing queue, an
+// unwritable audit log); per-message failures are in the Result, whose
+// Err() wraps ErrNotAllDone.
+func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
+	if err := o.check(); err != nil {
+		return Result{}, err
+	}
+	if o.DryRun {
+		return s.dryRun(ctx, o)
+	}
+	sel, err := newSelection(o.Select, true)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := s.newRun(EventReplayed, o.Rate, o.Window, o.Progress)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.close()
+	err = s.replayPasses(ctx, r, o.Queue, sel, s.originQuery(o.Queue, o.To), replayPrepare(o.Queue, o.Target, "replay"))
+	r.leftovers()
+	return r.tally.finish(), err
+}
+
+// prepareFunc turns a chosen parked message into the job that publishes
+// its copy.
+type prepareFunc func(h *broker.Held, sum Summary, replayID string) (*job, error)
+
+func replayPrepare(queue string, target Target, action string) prepareFunc {
+	return func(h *broker.Held, sum Summary, rid string) (*job, error) {
+		dest, err := destinationFor(sum, target)
+		if err != nil {
+			return nil, err
+		}
+		return &job{
+			held: h, id: sum.ID, replayID: rid, dest: dest,
+			pub:   Transform(h.Message, rid, time.Now()),
+			entry: AuditEntry{Action: action, Queue: queue, To: &dest, MessageID: sum.ID, ReplayID: rid},
+		}, nil
+	}
+}
+
+// destinationFor is where a message goes: its origin, or with TargetQueue
+// the queue that failed alone.
+func destinationFor(sum Summary, target Target) (retrycore.Destination, error) {
+	if sum.Origin == nil {
+		if sum.OriginErr == retrycore.ErrUnknownOrigin.Error() {
+			return retrycore.Destination{}, retrycore.ErrUnknownOrigin
+		}
+		return retrycore.Destination{}, errors.New(sum.OriginErr)
+	}
+	if target == TargetQueue {
+		if sum.Origin.Queue == "" {
+			return retrycore.Destination{}, errors.New("the queue it failed in is not known (no x-original-queue, failed-queue header or rejected x-death entry); use --to or --target origin")
+		}
+		return retrycore.Destination{Exchange: "", RoutingKey: sum.Origin.Queue}, nil
+	}
+	return sum.Origin.Destination, nil
+}
+
+// replayPasses runs passes over the parking lot until the selection is
+// done, re-dialling and carrying on (up to s.Reconnects times) when the
+// consuming connection is lost.
+func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *selection, q retrycore.OriginQuery, prepare prepareFunc) error {
+	pub, err := newPublisher(ctx, s, r.window)
+	if err != nil {
+		return err
+	}
+	defer pub.close()
+	for attempt := 0; ; attempt++ {
+		for _, id := range r.finishedIDs() {
+			sel.finish(id)
+		}
+		if sel.ids != nil && len(sel.ids) == 0 {
+			return nil
+		}
+		sel.newPass()
+		p, err := s.openPass(ctx, queue, 0)
+		if err != nil {
+			return err
+		}
+		perr := r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
+			return r.readPass(ctx, p, queue, sel, q, prepare, jobs)
+		})
+		rep, cerr := p.Close(context.WithoutCancel(ctx))
+		r.tally.pass(rep)
+		if perr == nil && cerr == nil {
+			r.passDone(false)
+			for _, id := range sel.missing() {
+				r.tally.failed(id, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, queue)}, nil, "")
+			}
+			return nil
+		}
+		if perr == nil {
+			perr = cerr
+		}
+		r.passDone(true)
+		if ctx.Err() != nil || r.stop.Load() || attempt >= s.Reconnects {
+			return perr
+		}
+		r.tally.note(fmt.Sprintf("%v; reconnecting and carrying on", perr))
+	}
+}
+
+// readPass is the producer of a replay: it reads the pass, applies the loop
+// guard and the selection, and prepares a job per chosen message.
+func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, q retrycore.OriginQuery, prepare prepareFunc, jobs chan<- *job) error {
+	now := time.Now()
+	for !r.stop.Load() {
+		if sel.complete() {
+			return nil
+		}
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		id := h.ID()
+		if rid, ok := h.Headers[retrycore.HeaderReplayID].(string); ok && r.sent[rid] {
+			r.tally.skipped(id, "already replayed in this run (loop guard)")
+			continue
+		}
+		sum := summarize(ctx, h.Message, id, q)
+		ok, ferr := sel.match(h.Message, sum, queue, now)
+		if ferr != nil {
+			r.tally.skipped(id, ferr.Error())
+			continue
+		}
+		if !ok {
+			continue
+		}
+		key := r.key(id, h.Body)
+		if r.takeFailed(key) {
+			continue
+		}
+		rid, prior := r.replayIDFor(key)
+		if prior == nil {
+			r.tally.chosen(id)
+		}
+		j, err := prepare(h, sum, rid)
+		if err != nil {
+			r.failedFor(&job{id: id, key: key}, err)
+			continue
+		}
+		j.key = key
+		j.counted = prior != nil && prior.counted
+		r.sent[rid] = true
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,332 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// DefaultWindow is how many messages may be published and not yet
+// confirmed-and-removed at once.
+const DefaultWindow = 512
+
+// drainGrace bounds how long an interrupted run waits for the confirms of
+// what it already sent.
+const drainGrace = 30 * time.Second
+
+// run is one replay, edit or import: a producer of jobs (a browse pass or a
+// file), the publish loop (window, rate, confirms) and the committer (audit
+// log, then acks).
+type run struct {
+	s       *Session
+	tally   *tally
+	audit   *auditLog
+	window  int
+	limiter *rate.Limiter
+	kind    EventKind
+	seed    maphash.Seed
+	stop    atomic.Bool
+
+	// Only the producer goroutine touches sent: the loop guard.
+	sent map[string]bool
+
+	mu sync.Mutex
+	// outstanding: per message identity, copies that were delivered but
+	// whose parked copy could not be removed (its connection was lost);
+	// the next pass re-sends them with the same x-replay-id.
+	outstanding map[string][]pendingCopy
+	// confirmed: copies removed in the current pass (see pendingCopy.counted).
+	confirmed  map[string][]pendingCopy
+	failedKeys map[string]int  // failed for good in this run: not tried again
+	finished   map[string]bool // ids done or failed (for --id across passes)
+}
+
+type pendingCopy struct {
+	id, replayID string
+	// counted: the copy was confirmed and its removal counted as done, but
+	// the connection was lost soon after, so the ack may not have reached
+	// the broker; if the message shows up again it is re-sent with the same
+	// x-replay-id and not counted twice.
+	counted bool
+}
+
+func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progress func(Event)) (*run, error) {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	a, err := s.openAudit()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{
+		s: s, tally: newTally(progress), audit: a, window: window, kind: kind,
+		seed:        maphash.MakeSeed(),
+		sent:        map[string]bool{},
+		outstanding: map[string][]pendingCopy{},
+		confirmed:   map[string][]pendingCopy{},
+		failedKeys:  map[string]int{},
+		finished:    map[string]bool{},
+	}
+	if ratePerSec > 0 {
+		r.limiter = rate.NewLimiter(rate.Limit(ratePerSec), 1)
+	}
+	return r, nil
+}
+
+func (r *run) close() { _ = r.audit.Close() }
+
+// key identifies a message across the passes of a run: its id and a hash
+// of its body.
+func (r *run) key(id string, body []byte) string {
+	return id + "\x00" + strconv.FormatUint(maphash.Bytes(r.seed, body), 36)
+}
+
+// replayIDFor returns the x-replay-id for a chosen message: the one of an
+// earlier copy whose parked original could not be removed (so downstream
+// sees the duplicate for what it is), or a new one.
+func (r *run) replayIDFor(key string) (string, *pendingCopy) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pcs := r.outstanding[key]; len(pcs) > 0 {
+		pc := pcs[0]
+		if len(pcs) == 1 {
+			delete(r.outstanding, key)
+		} else {
+			r.outstanding[key] = pcs[1:]
+		}
+		return pc.replayID, &pc
+	}
+	return NewReplayID(), nil
+}
+
+// passDone ends a pass. After a lost connection the acks of the last
+// removals may not have reached the broker: their messages may be parked
+// again, and are re-sent with the same x-replay-id if they are.
+func (r *run) passDone(lost bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if lost {
+		for k, pcs := range r.confirmed {
+			r.outstanding[k] = append(r.outstanding[k], pcs...)
+		}
+	}
+	r.confirmed = map[string][]pendingCopy{}
+}
+
+// takeFailed reports (and uses up) a failure of this message earlier in the
+// run: it is not tried again after a reconnect.
+func (r *run) takeFailed(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failedKeys[key] > 0 {
+		r.failedKeys[key]--
+		return true
+	}
+	return false
+}
+
+func (r *run) failedFor(j *job, err error) {
+	r.mu.Lock()
+	r.failedKeys[j.key]++
+	r.finished[j.id] = true
+	r.mu.Unlock()
+	if j.counted {
+		// Already counted as done in an earlier pass; this re-send of a
+		// possibly returned message did not go through, and it is parked.
+		r.tally.note(fmt.Sprintf("%s: re-sent after a lost connection and not confirmed (%v); it is parked", j.id, err))
+		return
+	}
+	var dest *retrycore.Destination
+	if j.dest != (retrycore.Destination{}) {
+		dest = &j.dest
+	}
+	r.tally.failed(j.id, err, dest, j.replayID)
+}
+
+// doneFor records a removal; it reports whether to count it (a re-send of
+// an already counted message is not counted again).
+func (r *run) doneFor(j *job) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finished[j.id] = true
+	if j.replayID != "" {
+		r.confirmed[j.key] = append(r.confirmed[j.key], pendingCopy{id: j.id, replayID: j.replayID, counted: true})
+	}
+	return !j.counted
+}
+
+func (r *run) notRemoved(j *job, err error) {
+	r.mu.Lock()
+	r.outstanding[j.key] = append(r.outstanding[j.key], pendingCopy{id: j.id, replayID: j.replayID})
+	r.mu.Unlock()
+	r.s.log.Warn("copy confirmed but the parked message could not be removed; it will be sent again with the same replay id", "id", j.id, "replay_id", j.replayID, "err", err)
+}
+
+// finishedIDs returns the ids done or failed so far.
+func (r *run) finishedIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.finished))
+	for id := range r.finished {
+		out = append(out, id)
+	}
+	return out
+}
+
+// leftovers reports copies delivered whose parked original is still there
+// at the end of the run.
+func (r *run) leftovers() {
+	r.mu.Lock()
+	var left []pendingCopy
+	for _, pcs := range r.outstanding {
+		for _, pc := range pcs {
+			if !pc.counted { // counted ones were removed after all: never seen again
+				left = append(left, pc)
+			}
+		}
+	}
+	r.outstanding = map[string][]pendingCopy{}
+	r.mu.Unlock()
+	for _, pc := range left {
+		r.tally.failed(pc.id, fmt.Errorf("a copy was delivered (x-replay-id %s) but the parked message could not be removed: it is still parked", pc.replayID), nil, pc.replayID)
+	}
+}
+
+// produce feeds jobs into the channel; it returns when done or on error.
+type producer func(ctx context.Context, jobs chan<- *job) error
+
+// execute runs one producer through the publish loop and the committer
+// and returns the producer's error once every job it produced is settled
+// and committed.
+func (r *run) execute(ctx context.Context, pub *publisher, produce producer) error {
+	var open atomic.Int64
+	com := newCommitter(r, r.kind, &open)
+	jobs := make(chan *job, 256)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	perr := make(chan error, 1)
+	go func() {
+		defer close(jobs)
+		perr <- produce(pctx, jobs)
+	}()
+	left := r.loop(ctx, pub, jobs, com, &open)
+	cancel()
+	// Jobs chosen but never sent (interrupted, or the audit log failed).
+	for j := range jobs {
+		left = append(left, j)
+	}
+	for _, j := range left {
+		open.Add(1)
+		com.submit([]settled{{j, errors.New("not sent: the run stopped early; it is still parked")}})
+	}
+	com.finish()
+	return <-perr
+}
+
+// loop publishes jobs within the window and the rate, and hands settled
+// messages to the committer. It returns the jobs it took but did not send
+// (interrupted, or stopped because the audit log failed).
+func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *committer, open *atomic.Int64) []*job {
+	bg := context.WithoutCancel(ctx) // recovery and re-sends finish even when interrupted
+	var pending *job
+	rateTimer := time.NewTimer(time.Hour)
+	rateTimer.Stop()
+	defer rateTimer.Stop()
+	var rateC <-chan time.Time
+	send := func(j *job) {
+		open.Add(1)
+		com.submit(pub.send(ctx, j))
+	}
+	jobsC := jobs
+	for ctx.Err() == nil && !r.stop.Load() {
+		if jobsC == nil && pending == nil && pub.idle() {
+			return nil
+		}
+		var in <-chan *job
+		if pending == nil && jobsC != nil && open.Load() < int64(r.window) {
+			in = jobsC
+		}
+		select {
+		case j, ok := <-in:
+			if !ok {
+				jobsC = nil
+				continue
+			}
+			if r.limiter != nil {
+				if d := r.limiter.Reserve().Delay(); d > 0 {
+					pending = j
+					rateTimer.Reset(d)
+					rateC = rateTimer.C
+					r.tally.waiting()
+					continue
+				}
+			}
+			send(j)
+		case <-rateC:
+			rateC = nil
+			j := pending
+			pending = nil
+			send(j)
+		case c, ok := <-pub.confirmations():
+			if !ok {
+				com.submit(pub.lost(bg))
+				continue
+			}
+			com.submit(pub.confirmed(bg, c))
+		case <-com.released:
+		case <-ctx.Done():
+		}
+	}
+	var left []*job
+	if pending != nil {
+		left = append(left, pending)
+	}
+	r.drain(bg, pub, com)
+	return left
+}
+
+// drain waits (bounded) for the confirms of what is in flight, so an
+// interrupted run still removes what the broker confirmed.
+func (r *run) drain(ctx context.Context, pub *publisher, com *committer) {
+	grace := time.NewTimer(drainGrace)
+	defer grace.Stop()
+	for !pub.idle() {
+		select {
+		case c, ok := <-pub.confirmations():
+			if !ok {
+				com.submit(pub.lost(ctx))
+				continue
+			}
+			com.submit(pub.confirmed(ctx, c))
+		case <-grace.C:
+			var out []settled
+			for t, f := range pub.inflight {
+				delete(pub.inflight, t)
+				out = append(out, settled{f.job, errors.New("not confirmed before the run was interrupted; it is still parked")})
+			}
+			com.submit(out)
+			return
+		}
+	}
+}
+
+// addReport adds one pass's report to the run's.
+func addReport(total *broker.PassReport, rep broker.PassReport) {
+	total.Seen += rep.Seen
+	total.Taken += rep.Taken
+	total.GivenBack += rep.GivenBack
+	total.Refreshed += rep.Refreshed
+	for _, n := range rep.Notes {
+		total.Notes = appendOnce(total.Notes, n)
+	}
+}

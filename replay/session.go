@@ -1,0 +1,255 @@
+// Package replay acts on parked messages: it browses parking lots, sends
+// messages back where they came from (confirmed, mandatory, pipelined),
+// edits, deletes, exports and imports them, and keeps an audit log of every
+// removal.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// Session is one user's connection to a broker: a connection for consuming
+// (browse passes), one for publishing (a resource alarm blocks publishing
+// connections, and must not stall the acks of the consuming one), a lazily
+// made management client, the config and a logger. Its methods may be called
+// from several goroutines; each run opens its own channels.
+type Session struct {
+	conn Connection
+	cfg  Config
+	name string
+	log  *slog.Logger
+
+	// AuditPath is the audit log file; Open sets it from
+	// PARKINGLOT_AUDIT_LOG or $XDG_STATE_HOME/parkinglot/audit.jsonl.
+	AuditPath string
+	// Reconnects bounds how many times one run re-dials a lost connection
+	// and carries on.
+	Reconnects int
+
+	amqpUser string
+	osUser   string
+
+	mu       sync.Mutex
+	consume  *broker.Conn
+	publish  *broker.Conn
+	mgmt     *broker.Management
+	mgmtErr  error
+	mgmtDone bool
+	closed   bool
+}
+
+// Open connects the consuming connection (so that a wrong URL, password or
+// vhost is reported at once); the publishing connection and the management
+// client are made when first needed. name prefixes the connection names
+// shown in the management UI ("<name> consume", "<name> publish").
+func Open(ctx context.Context, c Connection, cfg Config, name string, log *slog.Logger) (*Session, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if name == "" {
+		name = "parkinglot"
+	}
+	s := &Session{conn: c, cfg: cfg, name: name, log: log, AuditPath: DefaultAuditPath(), Reconnects: 10}
+	if uri, err := amqp.ParseURI(c.URL); err == nil {
+		s.amqpUser = uri.Username
+	}
+	s.osUser = osUserName()
+	conn, err := broker.Dial(ctx, s.dialOptions("consume"))
+	if err != nil {
+		return nil, err
+	}
+	s.consume = conn
+	return s, nil
+}
+
+func osUserName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+func (s *Session) dialOptions(role string) broker.Options {
+	o := s.conn.Options(s.name + " " + role)
+	o.Logger = s.log
+	return o
+}
+
+// Close closes the connections and the management client.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, c := range []*broker.Conn{s.consume, s.publish} {
+		if c != nil && !c.IsClosed() {
+			if err := c.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if s.mgmt != nil {
+		s.mgmt.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// Describe is the redacted URL and vhost, for status bars.
+func (s *Session) Describe() string {
+	d := broker.Redact(s.conn.URL) + " vhost " + s.vhost()
+	if s.conn.Context != "" {
+		d = s.conn.Context + ": " + d
+	}
+	return d
+}
+
+func (s *Session) vhost() string {
+	if s.conn.Vhost != "" {
+		return s.conn.Vhost
+	}
+	return broker.Vhost(s.conn.URL)
+}
+
+// Config is the configuration the session was opened with.
+func (s *Session) Config() Config { return s.cfg }
+
+// Management returns the management API client, checking once that it
+// answers. When it is not configured or not answering the error wraps
+// broker.ErrNoManagement; features that need it say so, the rest works.
+func (s *Session) Management() (*broker.Management, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mgmtDone {
+		return s.mgmt, s.mgmtErr
+	}
+	s.mgmtDone = true
+	m, err := s.conn.Management()
+	if err != nil {
+		s.mgmtErr = noManagement(err)
+		return nil, s.mgmtErr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := m.Overview(ctx); err != nil {
+		m.Close()
+		s.mgmtErr = noManagement(err)
+		return nil, s.mgmtErr
+	}
+	s.mgmt = m
+	return m, nil
+}
+
+func noManagement(err error) error {
+	if errors.Is(err, broker.ErrNoManagement) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", broker.ErrNoManagement, err)
+}
+
+// optionalManagement is the management client or nil, for features that
+// work without it (origin via delay queues and route previews say so).
+func (s *Session) optionalManagement() *broker.Management {
+	m, err := s.Management()
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// consumer returns the consuming connection, re-dialling it when it was
+// lost.
+func (s *Session) consumer(ctx context.Context) (*broker.Conn, error) {
+	return s.live(ctx, &s.consume, "consume")
+}
+
+// publisherConn returns the publishing connection, dialling it when first
+// needed or after it was lost.
+func (s *Session) publisherConn(ctx context.Context) (*broker.Conn, error) {
+	return s.live(ctx, &s.publish, "publish")
+}
+
+func (s *Session) live(ctx context.Context, slot **broker.Conn, role string) (*broker.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("session is closed")
+	}
+	if c := *slot; c != nil && !c.IsClosed() {
+		return c, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	c, err := broker.Redial(rctx, s.dialOptions(role), broker.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	*slot = c
+	return c, nil
+}
+
+// checkQueue reports a missing queue in one line (`no queue "x" in vhost
+// "/"`) before a pass is opened on it.
+func (s *Session) checkQueue(ctx context.Context, conn *broker.Conn, queue string) error {
+	if queue == "" {
+		return errors.New("no queue given")
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", broker.Explain(err))
+	}
+	_, err = ch.QueueDeclarePassive(queue,
+		false, // durable (ignored when passive)
+		false, // autoDelete
+		false, // exclusive
+		false, // noWait
+		nil)
+	if err == nil {
+		_ = ch.Close()
+		return nil
+	}
+	err = broker.Explain(err)
+	if errors.Is(err, broker.ErrNotFound) {
+		return &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no queue %q in vhost %q", queue, s.vhost())}
+	}
+	return err
+}
+
+// sentinelError is a one-line message that still matches a sentinel.
+type sentinelError struct {
+	kind error
+	msg  string
+}
+
+func (e *sentinelError) Error() string { return e.msg }
+func (e *sentinelError) Unwrap() error { return e.kind }
+
+// openPass checks the queue and opens a browse pass on the consuming
+// connection.
+func (s *Session) openPass(ctx context.Context, queue string, limit int) (*broker.Pass, error) {
+	conn, err := s.consumer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkQueue(ctx, conn, queue); err != nil {
+		return nil, err
+	}
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Limit: limit, Management: s.optionalManagement(), Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}

@@ -1,0 +1,79 @@
+package replay
+
+import (
+	"context"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Summarize decodes one message through retrycore: its facts (deaths,
+// attempts, error), where a replay would send it, and its error group.
+func Summarize(ctx context.Context, m broker.Message, q retrycore.OriginQuery) Summary {
+	return summarize(ctx, m, m.ID(), q)
+}
+
+func summarize(ctx context.Context, m broker.Message, id string, q retrycore.OriginQuery) Summary {
+	f := retrycore.Decode(m.Headers)
+	s := Summary{
+		ID:          id,
+		Exchange:    m.Exchange,
+		RoutingKey:  m.RoutingKey,
+		ContentType: m.Properties.ContentType,
+		BodySize:    len(m.Body),
+		Redelivered: m.Redelivered,
+		Facts:       f,
+		Group:       retrycore.GroupKey(f.Error),
+		ParkedAt:    f.ParkedAt,
+	}
+	if s.ParkedAt.IsZero() {
+		s.ParkedAt = m.Properties.Timestamp
+	}
+	o, err := retrycore.ResolveOrigin(ctx, m.Headers, q)
+	if err != nil {
+		s.OriginErr = err.Error()
+	} else {
+		s.Origin = &o
+	}
+	return s
+}
+
+// originQuery is the session's origin query for a parking lot: the --to
+// override, the configured default, and queue arguments through a cache
+// (a 100k-message parking lot would otherwise ask the management API for
+// the same delay queue 100k times).
+func (s *Session) originQuery(queue string, to *retrycore.Destination) retrycore.OriginQuery {
+	q := retrycore.OriginQuery{Override: to, Default: s.cfg.DefaultDestination(queue), ParkingLot: queue}
+	if m := s.optionalManagement(); m != nil {
+		q.Queues = &queueArgsCache{m: m, args: map[string]queueArgs{}}
+	}
+	return q
+}
+
+type queueArgs struct {
+	args amqp.Table
+	err  error
+}
+
+// queueArgsCache implements retrycore.QueueArgs for one run.
+type queueArgsCache struct {
+	m    *broker.Management
+	mu   sync.Mutex
+	args map[string]queueArgs
+}
+
+func (c *queueArgsCache) QueueArguments(ctx context.Context, queue string) (amqp.Table, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.args[queue]; ok {
+		return a.args, a.err
+	}
+	args, err := c.m.QueueArguments(ctx, queue)
+	if ctx.Err() == nil { // a cancelled lookup says nothing about the queue
+		c.args[queue] = queueArgs{args, err}
+	}
+	return args, err
+}

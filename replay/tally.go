@@ -1,0 +1,106 @@
+package replay
+
+import (
+	"sync"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// tally counts a run's outcomes and turns them into progress events. The
+// reader, the publish loop and the committer all report to it.
+type tally struct {
+	mu       sync.Mutex
+	res      Result
+	total    int
+	progress func(Event)
+}
+
+func newTally(progress func(Event)) *tally { return &tally{progress: progress} }
+
+func (t *tally) emitLocked(e Event) {
+	if t.progress == nil {
+		return
+	}
+	e.Done, e.Total = t.res.Done+t.res.Failed, t.total
+	t.progress(e)
+}
+
+// chosen counts a message the run will act on.
+func (t *tally) chosen(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total++
+	t.emitLocked(Event{Kind: EventPlanned, ID: id})
+}
+
+// done counts a message done (kind: replayed, deleted, exported, imported).
+func (t *tally) done(kind EventKind, id string, dest *retrycore.Destination, replayID string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.Done++
+	t.emitLocked(Event{Kind: kind, ID: id, Destination: dest, ReplayID: replayID})
+}
+
+// failed counts a message that was not done; it stays where it was.
+func (t *tally) failed(id string, err error, dest *retrycore.Destination, replayID string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.Failed++
+	t.res.Failures = append(t.res.Failures, Failure{ID: id, Err: err.Error()})
+	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: err.Error()})
+}
+
+// skipped counts a message left alone on purpose (loop guard, filter error).
+func (t *tally) skipped(id, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.Skipped++
+	t.emitLocked(Event{Kind: EventSkipped, ID: id, Text: why})
+}
+
+func (t *tally) dryRun(id string, dest *retrycore.Destination, text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.emitLocked(Event{Kind: EventDryRun, ID: id, Destination: dest, Text: text})
+}
+
+func (t *tally) note(text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.Notes = append(t.res.Notes, text)
+	t.emitLocked(Event{Kind: EventNote, Text: text})
+}
+
+func (t *tally) waiting() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.emitLocked(Event{Kind: EventRateLimit})
+}
+
+// pass adds a browse pass's report.
+func (t *tally) pass(rep broker.PassReport) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	addReport(&t.res.Pass, rep)
+	for _, n := range rep.Notes {
+		t.res.Notes = appendOnce(t.res.Notes, n)
+	}
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// finish emits the final event and returns the result.
+func (t *tally) finish() Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.emitLocked(Event{Kind: EventFinished})
+	return t.res
+}

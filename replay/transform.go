@@ -1,0 +1,94 @@
+package replay
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"math"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Transform returns the copy a replay publishes (DESIGN §4): a fresh retry
+// budget (x-death, x-first-death-*, x-last-death-* and x-retry-count
+// removed), x-delivery-count removed (the broker sets it per queue),
+// user_id and expiration dropped (a foreign user_id is refused with 406, a
+// kept expiration may expire the copy on its way), x-replay-count + 1,
+// x-replayed-at and x-replay-id set; message_id, the body and every other
+// property and header kept.
+func Transform(m broker.Message, replayID string, now time.Time) amqp.Publishing {
+	h := make(amqp.Table, len(m.Headers)+3)
+	for k, v := range m.Headers {
+		if dropOnReplay(k) {
+			continue
+		}
+		h[k] = v // values are not changed, so a shallow copy is enough
+	}
+	var count int64
+	if n, ok := intValue(m.Headers[retrycore.HeaderReplayCount]); ok && n > 0 {
+		count = n
+	}
+	h[retrycore.HeaderReplayCount] = int32(min(count+1, math.MaxInt32))
+	h[retrycore.HeaderReplayedAt] = now.Truncate(time.Second) // AMQP timestamps are seconds
+	h[retrycore.HeaderReplayID] = replayID
+	pub := m.Publishing()
+	pub.Headers = h
+	pub.UserId = ""
+	pub.Expiration = ""
+	return pub
+}
+
+func dropOnReplay(k string) bool {
+	switch k {
+	case retrycore.HeaderDeath, retrycore.HeaderRetryCount, retrycore.HeaderDeliveryCount:
+		return true
+	}
+	return strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-")
+}
+
+// NewReplayID returns a random UUID (version 4) from crypto/rand: unique
+// per message and run, so duplicates downstream can be recognised.
+func NewReplayID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
+// intValue reads every integer type amqp091-go decodes.
+func intValue(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
+}
