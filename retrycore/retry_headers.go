@@ -1,0 +1,100 @@
+package retrycore
+
+import (
+	"math"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// failure is what the loop knows about a failed delivery when it writes
+// the retry or park copy's headers.
+type failure struct {
+	Exchange   string // the delivery's exchange and routing key: the origin
+	RoutingKey string
+	Queue      string // the main queue it failed in
+	Err        string // x-last-error, already one line
+}
+
+// brokerOwnedHeaders are set by the broker for one queue's delivery; a copy
+// published elsewhere must not carry them (a stale x-delivery-count would
+// read as deliveries in the next queue).
+var brokerOwnedHeaders = []string{HeaderDeliveryCount}
+
+// retryHeaders returns the headers of the copy sent to the delay tier for
+// retry n (1-based): the original headers, x-retry-count = n, the error,
+// and the origin and first failure time unless already recorded.
+func retryHeaders(in amqp.Table, f failure, n int64, now time.Time) amqp.Table {
+	h := copyHeaders(in, f, now)
+	h[HeaderRetryCount] = clampInt32(n)
+	return h
+}
+
+// parkHeaders returns the headers of the copy sent to the parking lot after
+// retries retries: as retryHeaders, plus x-failure-kind and x-parked-at, with
+// x-retry-count = retries done.
+func parkHeaders(in amqp.Table, f failure, retries int64, kind string, now time.Time) amqp.Table {
+	h := copyHeaders(in, f, now)
+	h[HeaderRetryCount] = clampInt32(retries)
+	h[HeaderFailureKind] = kind
+	h[HeaderParkedAt] = now
+	return h
+}
+
+func copyHeaders(in amqp.Table, f failure, now time.Time) amqp.Table {
+	h := broker.CloneTable(in)
+	if h == nil {
+		h = amqp.Table{}
+	}
+	for _, k := range brokerOwnedHeaders {
+		delete(h, k)
+	}
+	h[HeaderLastError] = OneLine(f.Err)
+	setIfAbsent(h, HeaderOriginalExchange, f.Exchange)
+	setIfAbsent(h, HeaderOriginalRoutingKey, f.RoutingKey)
+	if f.Queue != "" {
+		setIfAbsent(h, HeaderOriginalQueue, f.Queue)
+	}
+	if _, ok := asTime(h[HeaderFirstFailedAt]); !ok {
+		h[HeaderFirstFailedAt] = now
+	}
+	return h
+}
+
+// setIfAbsent keeps an origin recorded by an earlier failure (or by a
+// framework that uses the same header), since the delivery's exchange is
+// the dead-letter exchange on later attempts.
+func setIfAbsent(h amqp.Table, key, value string) {
+	if s, ok := asString(h[key]); ok && s != "" {
+		return
+	}
+	h[key] = value
+}
+
+// clampInt32 writes counts as int32, the contract's type.
+func clampInt32(n int64) int32 {
+	switch {
+	case n > math.MaxInt32:
+		return math.MaxInt32
+	case n < 0:
+		return 0
+	}
+	return int32(n)
+}
+
+// copyPublishing is the message as it is published to the retry or error
+// exchange: every property kept but expiration (a copy must not expire on
+// its way through a delay queue) and a user_id other than ours (the broker
+// refuses a publish whose user_id is not the connection's user, which
+// would requeue the message forever).
+func copyPublishing(m broker.Message, headers amqp.Table, user string) amqp.Publishing {
+	pub := m.Publishing()
+	pub.Headers = headers
+	pub.Expiration = ""
+	if pub.UserId != user {
+		pub.UserId = ""
+	}
+	return pub
+}
