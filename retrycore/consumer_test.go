@@ -1,0 +1,599 @@
+package retrycore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// loop is one Run under test: its results arrive on a channel, and it is
+// stopped (and must return nil) when the test ends.
+type loop struct {
+	t         *testing.T
+	name      string // connection name prefix
+	metrics   *Metrics
+	results   chan Result
+	consuming chan int
+	cancel    context.CancelFunc
+	done      chan error
+	stopped   bool
+}
+
+func startLoop(t *testing.T, p Pipeline, h Handler, tune func(*RunOptions)) *loop {
+	t.Helper()
+	l := &loop{
+		t:         t,
+		name:      brokertest.Name(t, "conn"),
+		metrics:   NewMetrics(prometheus.NewRegistry()),
+		results:   make(chan Result, 10000),
+		consuming: make(chan int, 100),
+		done:      make(chan error, 1),
+	}
+	opts := RunOptions{
+		Pipeline:       p,
+		Broker:         broker.Options{URL: brokertest.URL(), Name: l.name},
+		Metrics:        l.metrics,
+		Reconnect:      broker.Backoff{Initial: 50 * time.Millisecond, Max: time.Second},
+		PublishTimeout: 10 * time.Second,
+		RequeueBackoff: broker.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
+		OnSettled:      func(r Result) { l.results <- r },
+		OnConsuming:    func(n int) { l.consuming <- n },
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go func() { l.done <- Run(ctx, opts, h) }()
+	t.Cleanup(func() {
+		if !l.stopped {
+			if err := l.stop(); err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}
+	})
+	l.waitConsuming(1)
+	return l
+}
+
+// waitConsuming waits for the loop to (re)start consuming as session n.
+func (l *loop) waitConsuming(n int) {
+	l.t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case got := <-l.consuming:
+			if got >= n {
+				return
+			}
+		case err := <-l.done:
+			l.t.Fatalf("Run returned before consuming: %v", err)
+		case <-timeout:
+			l.t.Fatalf("the loop did not start consuming session %d", n)
+		}
+	}
+}
+
+// stop cancels Run and returns what it returned.
+func (l *loop) stop() error {
+	l.t.Helper()
+	l.stopped = true
+	l.cancel()
+	select {
+	case err := <-l.done:
+		return err
+	case <-time.After(60 * time.Second):
+		l.t.Fatal("Run did not return after cancel")
+		return nil
+	}
+}
+
+// next returns the next result, failing the test after a deadline.
+func (l *loop) next() Result {
+	l.t.Helper()
+	select {
+	case r := <-l.results:
+		return r
+	case <-time.After(30 * time.Second):
+		l.t.Fatal("no result within 30s")
+		return Result{}
+	}
+}
+
+// collect returns results until pred says stop.
+func (l *loop) collect(pred func(all []Result) bool) []Result {
+	l.t.Helper()
+	var all []Result
+	for !pred(all) {
+		all = append(all, l.next())
+	}
+	return all
+}
+
+func (l *loop) count(outcome string) float64 {
+	return metricValue(l.t, l.metrics.messages.WithLabelValues(outcome))
+}
+
+// metricValue reads a counter or gauge.
+func metricValue(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var pb dto.Metric
+	if err := m.Write(&pb); err != nil {
+		t.Fatal(err)
+	}
+	if c := pb.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return pb.GetGauge().GetValue()
+}
+
+func publishN(t *testing.T, p Pipeline, prefix string, n int, body func(i int) string) []string {
+	t.Helper()
+	ch := brokertest.Channel(t)
+	ids := make([]string, n)
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+		msgs[i] = amqp.Publishing{MessageId: ids[i], DeliveryMode: amqp.Persistent, Body: []byte(body(i))}
+	}
+	brokertest.PublishMany(t, ch, p.Main.Exchange, p.Main.RoutingKey, msgs)
+	return ids
+}
+
+// depths reads the ready count of each queue.
+func depth(t *testing.T, queue string) int {
+	t.Helper()
+	return brokertest.Depth(t, brokertest.Channel(t), queue)
+}
+
+// callLog records handler invocations per message id.
+type callLog struct {
+	mu    sync.Mutex
+	calls map[string][]Delivery
+}
+
+func (c *callLog) add(d Delivery) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string][]Delivery{}
+	}
+	c.calls[d.MessageID] = append(c.calls[d.MessageID], d)
+	return len(c.calls[d.MessageID])
+}
+
+func (c *callLog) of(id string) []Delivery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Delivery(nil), c.calls[id]...)
+}
+
+func TestRunHappyPathAcksEachMessageOnce(t *testing.T) {
+	p := testPipeline(t, QueueClassic, time.Second)
+	var calls callLog
+	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
+		calls.add(d)
+		return nil
+	}), nil)
+	ids := publishN(t, p, "ok", 50, func(int) string { return "fine" })
+	results := l.collect(func(all []Result) bool { return len(all) == len(ids) })
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Outcome != OutcomeLabelDone || r.Attempt != 1 {
+			t.Fatalf("result %+v, want done on attempt 1", r)
+		}
+	}
+	for _, id := range ids {
+		if n := len(calls.of(id)); n != 1 {
+			t.Fatalf("%s handled %d times, want once", id, n)
+		}
+	}
+	// After the loop closed its channel, anything not acked would be back.
+	if n := depth(t, p.Main.Queue); n != 0 {
+		t.Fatalf("main queue holds %d messages after a clean run, want 0 (all acked)", n)
+	}
+	if n := depth(t, p.Tiers()[0].Queue) + depth(t, p.Error.Queue); n != 0 {
+		t.Fatalf("%d messages went to the retry or error tier", n)
+	}
+	if got := l.count(OutcomeLabelDone); got != 50 {
+		t.Fatalf("parkinglot_messages_total{outcome=done} = %v, want 50", got)
+	}
+}
+
+func TestRunTransientFailureRetriesThroughTheDelayTierThenSucceeds(t *testing.T) {
+	p := testPipeline(t, QueueClassic, 200*time.Millisecond)
+	var calls callLog
+	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
+		if calls.add(d) < 3 {
+			return fmt.Errorf("db down on attempt %d", d.Attempt)
+		}
+		return nil
+	}), nil)
+	publishN(t, p, "flaky", 1, func(int) string { return "x" })
+	var outcomes []string
+	for _, r := range l.collect(func(all []Result) bool { return len(all) == 3 }) {
+		outcomes = append(outcomes, r.Outcome+"@"+fmt.Sprint(r.Attempt))
+		if r.Outcome == OutcomeLabelRetried && r.Tier != p.Tiers()[0].Queue {
+			t.Fatalf("retried to %q, want the only tier %s", r.Tier, p.Tiers()[0].Queue)
+		}
+	}
+	if fmt.Sprint(outcomes) != "[retried@1 retried@2 done@3]" {
+		t.Fatalf("outcomes %v", outcomes)
+	}
+	seen := calls.of("flaky-0")
+	// Each retry came back from the delay queue (dead-lettered to the main
+	// exchange) carrying the contract headers of the previous failure.
+	for i, d := range seen[1:] {
+		n := int64(i + 1)
+		if got := AttemptsOf(d.Headers); got != n {
+			t.Fatalf("attempt %d: x-retry-count %v", d.Attempt, d.Headers[HeaderRetryCount])
+		}
+		if d.Headers[HeaderLastError] != fmt.Sprintf("db down on attempt %d", n) || d.Exchange != p.Main.Exchange || d.RoutingKey != p.Main.RoutingKey {
+			t.Fatalf("attempt %d: from %s/%s, headers %v", d.Attempt, d.Exchange, d.RoutingKey, d.Headers)
+		}
+		deaths, _ := Deaths(d.Headers)
+		if len(deaths) == 0 || deaths[0].Queue != p.Tiers()[0].Queue || deaths[0].Reason != "expired" {
+			t.Fatalf("attempt %d did not come through the delay queue: %+v", d.Attempt, deaths)
+		}
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := depth(t, p.Main.Queue) + depth(t, p.Error.Queue) + depth(t, p.Tiers()[0].Queue); n != 0 {
+		t.Fatalf("%d messages left behind, want 0", n)
+	}
+}
+
+func TestRunRetriesExhaustedParksAfterExactlyMaxRetries(t *testing.T) {
+	p := testPipeline(t, QueueClassic, 200*time.Millisecond)
+	var calls callLog
+	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
+		calls.add(d)
+		return errors.New("transfer 42 failed: db down\nstack trace line")
+	}), nil)
+	before := time.Now().Truncate(time.Second)
+	ch := brokertest.Channel(t)
+	brokertest.Publish(t, ch, p.Main.Exchange, p.Main.RoutingKey, amqp.Publishing{
+		MessageId: "doomed", ContentType: "application/json", CorrelationId: "corr-1", Expiration: "600000",
+		Headers: amqp.Table{"tenant": "acme"}, Body: []byte(`{"amount":42}`),
+	})
+	results := l.collect(func(all []Result) bool { return len(all) > 0 && all[len(all)-1].Outcome == OutcomeLabelParked })
+	if len(results) != 4 || len(calls.of("doomed")) != 4 {
+		t.Fatalf("%d results / %d handler calls, want 4 (first attempt + max_retries=3): %+v", len(results), len(calls.of("doomed")), results)
+	}
+	if last := results[3]; last.Kind != KindRetriesExhausted || last.Attempt != 4 {
+		t.Fatalf("last result %+v", last)
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	parked := brokertest.Drain(t, ch, p.Error.Queue)
+	if len(parked) != 1 {
+		t.Fatalf("parking lot holds %d messages, want 1", len(parked))
+	}
+	m := parked[0]
+	h := m.Headers
+	if h[HeaderRetryCount] != int32(3) {
+		t.Errorf("x-retry-count = %#v, want int32(3)", h[HeaderRetryCount])
+	}
+	for k, want := range map[string]any{
+		HeaderLastError:          "transfer 42 failed: db down",
+		HeaderOriginalExchange:   p.Main.Exchange,
+		HeaderOriginalRoutingKey: p.Main.RoutingKey,
+		HeaderOriginalQueue:      p.Main.Queue,
+		HeaderFailureKind:        KindRetriesExhausted,
+		"tenant":                 "acme",
+	} {
+		if h[k] != want {
+			t.Errorf("%s = %#v, want %#v", k, h[k], want)
+		}
+	}
+	first, ok1 := h[HeaderFirstFailedAt].(time.Time)
+	parkedAt, ok2 := h[HeaderParkedAt].(time.Time)
+	if !ok1 || !ok2 || first.Before(before) || parkedAt.Before(first) || parkedAt.After(time.Now()) {
+		t.Errorf("x-first-failed-at %v, x-parked-at %v (want timestamps, first <= parked, after %v)", h[HeaderFirstFailedAt], h[HeaderParkedAt], before)
+	}
+	if m.MessageId != "doomed" || m.ContentType != "application/json" || m.CorrelationId != "corr-1" || string(m.Body) != `{"amount":42}` {
+		t.Errorf("properties or body changed: %+v", m)
+	}
+	if m.Expiration != "" {
+		t.Errorf("expiration %q kept on the parked copy", m.Expiration)
+	}
+	if f := Decode(h); f.Attempts != 3 || f.FailureKind != KindRetriesExhausted {
+		t.Errorf("Decode: attempts %d, kind %q", f.Attempts, f.FailureKind)
+	}
+	if n := depth(t, p.Main.Queue) + depth(t, p.Tiers()[0].Queue); n != 0 {
+		t.Fatalf("%d copies left outside the parking lot", n)
+	}
+}
+
+func TestRunPoisonParksOnFirstFailureWithoutTouchingTheRetryExchange(t *testing.T) {
+	p := testPipeline(t, QueueClassic, time.Minute)
+	mustDeclare(t, p)
+	// A probe queue sees anything published to the retry exchange.
+	ch := brokertest.Channel(t)
+	probe := brokertest.Name(t, "probe")
+	brokertest.DeclareQueue(t, ch, probe, nil)
+	if err := ch.QueueBind(probe, p.Tiers()[0].RoutingKey, p.Retry.Exchange, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
+		calls.Add(1)
+		return Permanent(fmt.Errorf("cannot parse %s", d.Body))
+	}), nil)
+	publishN(t, p, "poison", 1, func(int) string { return "garbage" })
+	r := l.next()
+	if r.Outcome != OutcomeLabelParked || r.Kind != KindPermanent || r.Attempt != 1 {
+		t.Fatalf("result %+v, want parked as permanent on attempt 1", r)
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("handler called %d times, want 1", calls.Load())
+	}
+	if n := depth(t, probe) + depth(t, p.Tiers()[0].Queue); n != 0 {
+		t.Fatalf("%d messages reached the retry exchange, want 0", n)
+	}
+	parked := brokertest.Drain(t, ch, p.Error.Queue)
+	if len(parked) != 1 || parked[0].Headers[HeaderFailureKind] != KindPermanent || parked[0].Headers[HeaderRetryCount] != int32(0) ||
+		parked[0].Headers[HeaderLastError] != "cannot parse garbage" {
+		t.Fatalf("parked %d: %+v", len(parked), parked)
+	}
+}
+
+func TestRunSelectsTheDelayTierByRetryNumber(t *testing.T) {
+	// Retry 1 goes to the short tier and comes back; retry 2 goes to the
+	// hour-long tier, where the test finds it waiting.
+	p := testPipeline(t, QueueClassic, 200*time.Millisecond, time.Hour)
+	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("not yet") }), nil)
+	publishN(t, p, "tiered", 1, func(int) string { return "x" })
+	short, long := p.Tiers()[0].Queue, p.Tiers()[1].Queue
+	r1, r2 := l.next(), l.next()
+	if r1.Outcome != OutcomeLabelRetried || r1.Tier != short || r2.Outcome != OutcomeLabelRetried || r2.Tier != long {
+		t.Fatalf("results %+v / %+v, want retry 1 to %s and retry 2 to %s", r1, r2, short, long)
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	ch := brokertest.Channel(t)
+	if n := brokertest.Depth(t, ch, short); n != 0 {
+		t.Fatalf("short tier holds %d", n)
+	}
+	held := brokertest.Drain(t, ch, long)
+	if len(held) != 1 || held[0].Headers[HeaderRetryCount] != int32(2) {
+		t.Fatalf("long tier holds %d messages: %+v", len(held), held)
+	}
+	deaths, _ := Deaths(held[0].Headers)
+	if len(deaths) != 1 || deaths[0].Queue != short || deaths[0].Reason != "expired" {
+		t.Fatalf("the copy in the long tier should have passed through the short one once: %+v", deaths)
+	}
+}
+
+func TestRunTwoLoopsShareTheQueueAndCountsHold(t *testing.T) {
+	p := testPipeline(t, QueueClassic, 200*time.Millisecond)
+	p.Prefetch, p.Concurrency = 5, 2
+	var calls callLog
+	handler := func(loopID string) Handler {
+		return HandlerFunc(func(_ context.Context, d Delivery) error {
+			calls.add(Delivery{MessageID: d.MessageID, Attempt: d.Attempt, Queue: loopID})
+			var i int
+			_, _ = fmt.Sscanf(string(d.Body), "%d", &i)
+			if i%5 == 0 && d.Attempt == 1 {
+				return errors.New("first attempt fails")
+			}
+			time.Sleep(time.Millisecond) // work, so both loops get a share
+			return nil
+		})
+	}
+	a := startLoop(t, p, handler("a"), nil)
+	b := startLoop(t, p, handler("b"), nil)
+	ids := publishN(t, p, "shared", 200, func(i int) string { return fmt.Sprint(i) })
+
+	done := map[string]int{}
+	settle := func(l *loop, r Result) {
+		if r.Outcome == OutcomeLabelDone {
+			done[r.MessageID]++
+		}
+	}
+	for len(done) < len(ids) {
+		select {
+		case r := <-a.results:
+			settle(a, r)
+		case r := <-b.results:
+			settle(b, r)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d of %d messages done", len(done), len(ids))
+		}
+	}
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+	byLoop := map[string]int{}
+	for i, id := range ids {
+		seen := calls.of(id)
+		if done[id] != 1 {
+			t.Fatalf("%s done %d times, want once", id, done[id])
+		}
+		wantAttempts := 1
+		if i%5 == 0 {
+			wantAttempts = 2
+		}
+		if len(seen) != wantAttempts || seen[len(seen)-1].Attempt != wantAttempts {
+			t.Fatalf("%s: %d calls, last attempt %d; want %d", id, len(seen), seen[len(seen)-1].Attempt, wantAttempts)
+		}
+		for _, d := range seen {
+			byLoop[d.Queue]++
+		}
+	}
+	if byLoop["a"] == 0 || byLoop["b"] == 0 {
+		t.Fatalf("work was not shared: %v", byLoop)
+	}
+	if got := a.count(OutcomeLabelRetried) + b.count(OutcomeLabelRetried); got != 40 {
+		t.Fatalf("retried %v times in total, want 40", got)
+	}
+	if n := depth(t, p.Main.Queue) + depth(t, p.Error.Queue) + depth(t, p.Tiers()[0].Queue); n != 0 {
+		t.Fatalf("%d messages left behind", n)
+	}
+}
+
+func TestRunTimesOutAHandlerThatNeverReturns(t *testing.T) {
+	p := testPipeline(t, QueueClassic, 200*time.Millisecond)
+	p.HandlerTimeout = NewDelay(300 * time.Millisecond)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before goleak looks
+	var calls callLog
+	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
+		if calls.add(d) == 1 {
+			<-release // ignores its context: never returns while the test runs
+		}
+		return nil
+	}), func(o *RunOptions) { o.AbandonAfter = 100 * time.Millisecond })
+	publishN(t, p, "hung", 1, func(int) string { return "x" })
+	r1 := l.next()
+	var te *TimeoutError
+	if r1.Outcome != OutcomeLabelRetried || !errors.As(r1.Err, &te) {
+		t.Fatalf("first result %+v, want retried after a timeout", r1)
+	}
+	if r2 := l.next(); r2.Outcome != OutcomeLabelDone || r2.Attempt != 2 {
+		t.Fatalf("second result %+v, want done on attempt 2", r2)
+	}
+	if got := calls.of("hung-0")[1].Headers[HeaderLastError]; got != "handler timed out after 300ms" {
+		t.Fatalf("x-last-error = %q", got)
+	}
+	if l.count(OutcomeLabelRetried) != 1 {
+		t.Fatalf("retried counter %v", l.count(OutcomeLabelRetried))
+	}
+}
+
+func TestRunShutdownMidFlightLosesNothing(t *testing.T) {
+	p := testPipeline(t, QueueClassic, time.Second)
+	p.Prefetch, p.Concurrency = 20, 3
+	var started, finished atomic.Int32
+	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error {
+		started.Add(1)
+		defer finished.Add(1)
+		time.Sleep(30 * time.Millisecond) // in flight when the stop comes
+		return nil
+	}), nil)
+	ids := publishN(t, p, "drain", 60, func(int) string { return "x" })
+	got := l.collect(func(all []Result) bool { return len(all) >= 5 })
+	if err := l.stop(); err != nil {
+		t.Fatalf("Run after shutdown: %v", err)
+	}
+	for {
+		select {
+		case r := <-l.results:
+			got = append(got, r)
+			continue
+		default:
+		}
+		break
+	}
+	if started.Load() != finished.Load() {
+		t.Fatalf("%d handlers started but %d finished: shutdown cut work off", started.Load(), finished.Load())
+	}
+	done := map[string]bool{}
+	requeued := 0
+	for _, r := range got {
+		switch r.Outcome {
+		case OutcomeLabelDone:
+			done[r.MessageID] = true
+		case OutcomeLabelRequeued:
+			requeued++
+		default:
+			t.Fatalf("unexpected result %+v", r)
+		}
+	}
+	if int(started.Load()) != len(done) {
+		t.Fatalf("%d handled but %d acked", started.Load(), len(done))
+	}
+	ch := brokertest.Channel(t)
+	rest := brokertest.Drain(t, ch, p.Main.Queue)
+	if len(done)+len(rest) != len(ids) {
+		t.Fatalf("%d done + %d still queued != %d published", len(done), len(rest), len(ids))
+	}
+	for _, d := range rest {
+		if done[d.MessageId] {
+			t.Fatalf("%s was acked and is still in the queue", d.MessageId)
+		}
+	}
+	if requeued == 0 && len(rest) > 0 && len(done) >= p.Prefetch {
+		t.Logf("nothing prefetched was given back explicitly (the channel close requeued it)")
+	}
+	t.Logf("done %d, given back %d, still queued %d", len(done), requeued, len(rest))
+}
+
+func TestRunSurvivesAForcedConnectionCloseAndResumes(t *testing.T) {
+	p := testPipeline(t, QueueClassic, 200*time.Millisecond)
+	p.Prefetch, p.Concurrency = 10, 2
+	hold := make(chan struct{})
+	var holdOnce sync.Once
+	t.Cleanup(func() { holdOnce.Do(func() { close(hold) }) })
+	var inFlight atomic.Int32
+	busy := make(chan struct{}, 10)
+	l := startLoop(t, p, HandlerFunc(func(ctx context.Context, d Delivery) error {
+		select {
+		case <-hold:
+		default:
+			inFlight.Add(1)
+			busy <- struct{}{}
+			<-hold // hold both workers until the connections are gone
+		}
+		return nil
+	}), nil)
+	ids := publishN(t, p, "before", 10, func(int) string { return "x" })
+	<-busy
+	<-busy
+	m := brokertest.Management(t)
+	// The management API lists a new connection only after a few seconds.
+	deadline := time.Now().Add(30 * time.Second)
+	for brokertest.CloseConnections(t, m, l.name) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the management API never listed the loop's connections")
+		}
+		time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
+	}
+	holdOnce.Do(func() { close(hold) })
+	l.waitConsuming(2)
+	ids = append(ids, publishN(t, p, "after", 10, func(int) string { return "x" })...)
+
+	done := map[string]int{}
+	for len(done) < len(ids) {
+		r := l.next()
+		if r.Outcome == OutcomeLabelDone {
+			done[r.MessageID]++
+		}
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := depth(t, p.Main.Queue) + depth(t, p.Error.Queue); n != 0 {
+		t.Fatalf("%d messages left behind", n)
+	}
+	if got := metricValue(t, l.metrics.reconnects); got != 1 {
+		t.Fatalf("reconnects = %v, want 1 (a stale ack on the new channel would force another)", got)
+	}
+	for _, id := range ids {
+		if done[id] == 0 {
+			t.Fatalf("%s lost", id)
+		}
+	}
+}
