@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // version is set by the Makefile (-ldflags "-X main.version=…").
@@ -118,6 +120,8 @@ func newRootCmd(a *app) *cobra.Command {
 
 	root.AddCommand(
 		newTUICmd(a),
+		newTopologyCmd(a),
+		newDaemonCmd(a),
 	)
 	return root
 }
@@ -201,4 +205,101 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// newTopologyCmd is `parkinglot topology declare -f PIPELINE.yaml`.
+func newTopologyCmd(a *app) *cobra.Command {
+	topo := &cobra.Command{Use: "topology", Short: "Manage a pipeline's three-tier topology", Args: cobra.NoArgs}
+	var file string
+	declare := &cobra.Command{
+		Use:   "declare -f PIPELINE.yaml",
+		Short: "Declare the main, retry (one delay queue per tier) and error tiers; idempotent",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usagef("topology declare: -f PIPELINE.yaml is required")
+			}
+			p, err := retrycore.LoadPipeline(file)
+			if err != nil {
+				return err
+			}
+			m, _ := a.conn.Management() // optional: without it the broker's 406 text is used
+			rep, err := retrycore.DeclarePipeline(cmd.Context(), a.conn.Options("parkinglot topology "+p.Name), m, p)
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+			}
+			return rep.WriteText(cmd.OutOrStdout())
+		},
+	}
+	declare.Flags().StringVarP(&file, "file", "f", "", "pipeline file (YAML)")
+	topo.AddCommand(declare)
+	return topo
+}
+
+// newDaemonCmd is `parkinglot daemon -f PIPELINE.yaml (--exec CMD… | --http URL)`.
+// --exec takes the rest of the command line as the handler's argv, so
+// flags parse only up to the first argument that is not a flag (or "--").
+func newDaemonCmd(a *app) *cobra.Command {
+	var o struct {
+		file, httpURL, metricsAddr string
+		exec                       bool
+	}
+	cmd := &cobra.Command{
+		Use:   "daemon -f PIPELINE.yaml (--exec CMD… | --http URL) [--metrics-addr ADDR]",
+		Short: "Run the retry consumer: handle the main queue, retry through the delay tiers, park failures",
+		Long: `Run the retry consumer on the pipeline's main queue.
+
+--exec CMD [ARGS…] runs CMD per message (no shell): the body on stdin, and
+PARKINGLOT_MESSAGE_ID, PARKINGLOT_ROUTING_KEY, PARKINGLOT_ATTEMPT (1-based)
+and PARKINGLOT_HEADERS (JSON) in the environment. Exit 0 acks, exit 65
+parks at once, anything else (or the timeout) retries. Everything after
+--exec is the command: put the daemon's flags before it, or use
+"--exec -- CMD --its-flags".
+
+--http URL POSTs each message: 2xx acks, 4xx other than 408/429 parks,
+anything else retries.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.file == "":
+				return usagef("daemon: -f PIPELINE.yaml is required")
+			case o.exec && o.httpURL != "":
+				return usagef("daemon: give --exec CMD… or --http URL, not both")
+			case o.exec && len(args) == 0:
+				return usagef("daemon: --exec needs a command, e.g. --exec ./handler.sh")
+			case !o.exec && o.httpURL == "":
+				return usagef("daemon: give a handler: --exec CMD… or --http URL")
+			case !o.exec && len(args) > 0:
+				return usagef("daemon: unexpected arguments %q (did you mean --exec %s?)", args, args[0])
+			}
+			p, err := retrycore.LoadPipeline(o.file)
+			if err != nil {
+				return err
+			}
+			m, _ := a.conn.Management()
+			opts := retrycore.DaemonOptions{
+				Pipeline:      p,
+				HTTP:          o.httpURL,
+				MetricsAddr:   o.metricsAddr,
+				Broker:        a.conn.Options("parkinglot daemon " + p.Name),
+				Management:    m,
+				Logger:        a.log,
+				HandlerStdout: a.stderr,
+			}
+			if o.exec {
+				opts.Exec = args
+			}
+			return retrycore.RunDaemon(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVarP(&o.file, "file", "f", "", "pipeline file (YAML)")
+	f.BoolVar(&o.exec, "exec", false, "run the rest of the command line per message (no shell)")
+	f.StringVar(&o.httpURL, "http", "", "POST each message to this URL")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. :9090)")
+	return cmd
 }
