@@ -81,12 +81,12 @@ func Declare(ctx context.Context, ch *amqp.Channel, p Pipeline, opts DeclareOpti
 	rep.Warnings = warnings
 	exchanges := []string{p.Main.Exchange, p.Retry.Exchange, p.Error.Exchange}
 
-	existing, err := inspect(ctx, opts.Management, exchanges, queues)
+	existing, unavailable, err := inspect(ctx, opts.Management, exchanges, queues)
 	if err != nil {
 		return rep, err
 	}
-	if existing == nil && opts.Management != nil {
-		rep.Warnings = append(rep.Warnings, "management API not answering: cannot tell new from existing, nor list every differing argument")
+	if unavailable != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("cannot tell new from existing, nor list every differing argument: %v", unavailable))
 	}
 	status := func(kind, name string) string {
 		if existing == nil {
@@ -180,23 +180,22 @@ func queueSpecs(p Pipeline, server broker.Version) ([]queueSpec, []string) {
 
 // inspect reads what exists through the management API and checks it
 // against the pipeline before anything is declared, so that every differing
-// argument of every queue is reported at once. It returns nil (and no
-// error) when there is no management API to ask.
-func inspect(ctx context.Context, m *broker.Management, exchanges []string, queues []queueSpec) (map[string]bool, error) {
+// argument of every queue is reported at once. Without a management API,
+// or when it fails, it returns a nil map and why (the declare goes ahead
+// and relies on the broker's 406 text); err is the differing topology.
+func inspect(ctx context.Context, m *broker.Management, exchanges []string, queues []queueSpec) (existing map[string]bool, unavailable, err error) {
 	if m == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	existing := map[string]bool{}
+	existing = map[string]bool{}
 	var problems []*TopologyError
 	for _, ex := range exchanges {
 		info, err := m.Exchange(ctx, ex)
 		switch {
 		case errors.Is(err, broker.ErrNotFound):
 			continue
-		case errors.Is(err, broker.ErrNoManagement), errors.Is(err, broker.ErrAccessRefused):
-			return nil, nil
 		case err != nil:
-			return nil, fmt.Errorf("inspect exchange %q: %w", ex, err)
+			return nil, err, nil
 		}
 		existing[KindExchange+" "+ex] = true
 		if info.Type != amqp.ExchangeDirect {
@@ -208,31 +207,30 @@ func inspect(ctx context.Context, m *broker.Management, exchanges []string, queu
 		switch {
 		case errors.Is(err, broker.ErrNotFound):
 			continue
-		case errors.Is(err, broker.ErrNoManagement), errors.Is(err, broker.ErrAccessRefused):
-			return nil, nil
 		case err != nil:
-			return nil, fmt.Errorf("inspect queue %q: %w", q.name, err)
+			return nil, err, nil
 		}
 		existing[KindQueue+" "+q.name] = true
 		if diffs := diffQueue(info, q.args); len(diffs) > 0 {
 			problems = append(problems, &TopologyError{Kind: KindQueue, Name: q.name, Diffs: diffs})
 		}
 		bindings, err := m.Bindings(ctx, q.exchange)
-		if err == nil {
-			for _, b := range bindings {
-				if b.DestinationType == "queue" && b.Destination == q.name && b.RoutingKey == q.key {
-					existing[KindBinding+" "+q.exchange+" → "+q.name] = true
-				}
+		if err != nil && !errors.Is(err, broker.ErrNotFound) {
+			return nil, err, nil
+		}
+		for _, b := range bindings {
+			if b.DestinationType == "queue" && b.Destination == q.name && b.RoutingKey == q.key {
+				existing[KindBinding+" "+q.exchange+" → "+q.name] = true
 			}
 		}
 	}
 	switch len(problems) {
 	case 0:
-		return existing, nil
+		return existing, nil, nil
 	case 1:
-		return nil, problems[0]
+		return nil, nil, problems[0]
 	}
-	return nil, &TopologyErrors{Errors: problems}
+	return nil, nil, &TopologyErrors{Errors: problems}
 }
 
 // equivalenceArgs are the queue arguments RabbitMQ compares on a re-declare:

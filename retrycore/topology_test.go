@@ -109,6 +109,21 @@ func TestDeclareTwiceIsIdempotent(t *testing.T) {
 	}
 }
 
+func TestDeclareFallsBackWhenTheManagementAPIDoesNotAnswer(t *testing.T) {
+	p := testPipeline(t, QueueClassic, time.Second)
+	dead, err := broker.NewManagement("http://guest:guest@127.0.0.1:1", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := declareWith(t, p, dead)
+	if err != nil {
+		t.Fatalf("a silent management API must not stop the declare: %v", err)
+	}
+	if got := statuses(rep); got[StatusDeclared] != len(rep.Entries) || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "management API unavailable") {
+		t.Fatalf("statuses %v, warnings %q", got, rep.Warnings)
+	}
+}
+
 func TestDeclareBuildsTheThreeTiers(t *testing.T) {
 	p := testPipeline(t, QueueClassic, 200*time.Millisecond, 5*time.Second)
 	mustDeclare(t, p)

@@ -1,0 +1,323 @@
+package retrycore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// parkinglotBinary is $PARKINGLOT_BIN (make test builds it) or a fresh build
+// of the repository's main package.
+func parkinglotBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("PARKINGLOT_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "parkinglot")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = ".." // the repository root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// cli runs the binary with the test broker's URLs and an empty config.
+type cli struct {
+	t   *testing.T
+	bin string
+	env []string
+}
+
+func newCLI(t *testing.T) *cli {
+	return &cli{t: t, bin: parkinglotBinary(t), env: append(os.Environ(),
+		"XDG_CONFIG_HOME="+t.TempDir(),
+		"PARKINGLOT_URL="+brokertest.URL(),
+		"PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
+	)}
+}
+
+func (c *cli) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = c.env
+	return cmd
+}
+
+// run runs a command to completion and returns its exit code and output.
+func (c *cli) run(args ...string) (int, string, string) {
+	c.t.Helper()
+	cmd := c.command(args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		if cmd.Process != nil && ctx.Err() == context.DeadlineExceeded {
+			_ = cmd.Process.Kill()
+		}
+	}()
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("run %v: %v", args, err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func TestDaemonCLI(t *testing.T) {
+	c := newCLI(t)
+
+	t.Run("usage errors exit 2", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"daemon", "-f", "p.yaml"},
+			{"daemon", "-f", "p.yaml", "--exec"},
+			{"daemon", "-f", "p.yaml", "--http", "http://localhost/", "--exec", "true"},
+			{"daemon", "-f", "p.yaml", "./handler.sh"},
+			{"daemon", "--exec", "true"},
+			{"topology", "declare"},
+		} {
+			code, _, stderr := c.run(args...)
+			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, stderr)
+			}
+		}
+	})
+
+	t.Run("a refused password is one line and no retry loop", func(t *testing.T) {
+		p := writePipeline(t, 200*time.Millisecond)
+		start := time.Now()
+		code, _, stderr := c.run("--url", "amqp://guest:wrong@127.0.0.1:5672/", "daemon", "-f", p.file, "--exec", "true")
+		if code != 1 || !strings.Contains(stderr, "wrong username or password") || strings.Contains(stderr, ":wrong@") ||
+			strings.Count(strings.TrimSpace(stderr), "\n") != 0 || time.Since(start) > 20*time.Second {
+			t.Fatalf("exit %d after %v, stderr %q", code, time.Since(start), stderr)
+		}
+	})
+
+	t.Run("a missing handler fails at start-up", func(t *testing.T) {
+		p := writePipeline(t, 200*time.Millisecond)
+		code, _, stderr := c.run("daemon", "-f", p.file, "--exec", "/nonexistent/handler.sh")
+		if code != 1 || !strings.Contains(stderr, `exec handler "/nonexistent/handler.sh": no such file`) {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+	})
+
+	t.Run("failing messages land in the parking lot with the contract headers", func(t *testing.T) {
+		p := writePipeline(t, 200*time.Millisecond)
+		code, stdout, stderr := c.run("topology", "declare", "-f", p.file)
+		if code != 0 || strings.Count(stdout, "created") != 9 {
+			t.Fatalf("topology declare: exit %d\n%s%s", code, stdout, stderr)
+		}
+
+		daemon := c.command("daemon", "-f", p.file, "--metrics-addr", "127.0.0.1:0", "--exec", handlerScript(t, "flaky.sh"))
+		logs, err := daemon.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := daemon.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		lines := make(chan string, 1000)
+		go func() {
+			sc := bufio.NewScanner(logs)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+			exited <- daemon.Wait() // after stderr is read to the end
+		}()
+		t.Cleanup(func() { _ = daemon.Process.Kill() })
+		metricsAddr := regexp.MustCompile(`addr=http://([^/]+)/metrics`)
+		var metricsURL string
+		for consuming := false; !consuming; {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("daemon exited before consuming: %v", <-exited)
+				}
+				if m := metricsAddr.FindStringSubmatch(l); m != nil {
+					metricsURL = "http://" + m[1] + "/metrics"
+				}
+				consuming = strings.Contains(l, "msg=consuming")
+			case <-time.After(30 * time.Second):
+				t.Fatal("daemon did not start consuming")
+			}
+		}
+		var rest strings.Builder
+		drained := make(chan struct{})
+		go func() { // keep the pipe drained; shown if the test fails
+			defer close(drained)
+			for l := range lines {
+				rest.WriteString(l + "\n")
+			}
+		}()
+		t.Cleanup(func() {
+			_ = daemon.Process.Kill()
+			<-drained
+			if t.Failed() {
+				t.Logf("daemon log:\n%s", rest.String())
+			}
+		})
+
+		ch := brokertest.Channel(t)
+		var msgs []amqp.Publishing
+		for _, b := range []string{"good 1", "please fail", "good 2", "poison pill", "fail again", "good 3"} {
+			id := strings.ReplaceAll(b, " ", "-")
+			msgs = append(msgs, amqp.Publishing{MessageId: id, ContentType: "text/plain", Body: []byte(b)})
+		}
+		brokertest.PublishMany(t, ch, p.Main.Exchange, p.Main.RoutingKey, msgs)
+
+		deadline := time.Now().Add(30 * time.Second)
+		for brokertest.Depth(t, ch, p.Error.Queue) < 3 {
+			if time.Now().After(deadline) {
+				t.Fatalf("parking lot holds %d of 3 failing messages", brokertest.Depth(t, ch, p.Error.Queue))
+			}
+			time.Sleep(50 * time.Millisecond) // polling the queue depth with a deadline
+		}
+		metrics := scrape(t, metricsURL)
+		for _, want := range []string{
+			`parkinglot_messages_total{outcome="done"} 3`,
+			`parkinglot_messages_total{outcome="parked"} 3`,
+			`parkinglot_messages_total{outcome="retried"} 4`,
+			`parkinglot_in_flight 0`,
+			`parkinglot_reconnects_total 0`,
+			`parkinglot_handler_duration_seconds_count 10`,
+		} {
+			if !strings.Contains(metrics, want+"\n") {
+				t.Errorf("metrics lack %q", want)
+			}
+		}
+
+		if err := daemon.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("daemon exit after SIGTERM: %v, want status 0", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("daemon did not exit after SIGTERM")
+		}
+
+		parked := map[string]amqp.Delivery{}
+		for _, d := range brokertest.Drain(t, ch, p.Error.Queue) {
+			parked[d.MessageId] = d
+		}
+		for id, want := range map[string]struct {
+			kind    string
+			retries int32
+			err     string
+		}{
+			"please-fail": {KindRetriesExhausted, 2, "db down (attempt 3)"},
+			"fail-again":  {KindRetriesExhausted, 2, "db down (attempt 3)"},
+			"poison-pill": {KindPermanent, 0, "cannot parse message poison-pill"},
+		} {
+			d, ok := parked[id]
+			if !ok {
+				t.Errorf("%s is not in the parking lot (have %v)", id, keys(parked))
+				continue
+			}
+			h := d.Headers
+			if h[HeaderFailureKind] != want.kind || h[HeaderRetryCount] != want.retries || h[HeaderLastError] != want.err ||
+				h[HeaderOriginalExchange] != p.Main.Exchange || h[HeaderOriginalRoutingKey] != p.Main.RoutingKey || h[HeaderOriginalQueue] != p.Main.Queue {
+				t.Errorf("%s headers: %v", id, h)
+			}
+			if _, ok := h[HeaderFirstFailedAt].(time.Time); !ok {
+				t.Errorf("%s: x-first-failed-at = %#v", id, h[HeaderFirstFailedAt])
+			}
+			if _, ok := h[HeaderParkedAt].(time.Time); !ok {
+				t.Errorf("%s: x-parked-at = %#v", id, h[HeaderParkedAt])
+			}
+			if d.ContentType != "text/plain" {
+				t.Errorf("%s: content type %q", id, d.ContentType)
+			}
+		}
+		if len(parked) != 3 {
+			t.Errorf("parking lot held %d messages, want 3: %v", len(parked), keys(parked))
+		}
+		if n := brokertest.Depth(t, ch, p.Main.Queue) + brokertest.Depth(t, ch, p.Tiers()[0].Queue); n != 0 {
+			t.Errorf("%d messages left outside the parking lot", n)
+		}
+	})
+}
+
+// cliPipeline is a pipeline file written for the binary.
+type cliPipeline struct {
+	Pipeline
+	file string
+}
+
+// writePipeline writes a 15-line pipeline.yaml with names unique to the
+// test and deletes what it declares when the test ends.
+func writePipeline(t *testing.T, delay time.Duration) cliPipeline {
+	t.Helper()
+	p := testPipeline(t, QueueClassic, delay)
+	p.MaxRetries = 2
+	yaml := fmt.Sprintf(`# written by %s
+name: %s
+queue_type: classic
+main:
+  exchange: %s
+  queue: %s
+  routing_key: %s
+retry:
+  exchange: %s
+  routing_key: %s
+  delays: [%s]
+error: {exchange: %s, queue: %s, routing_key: %s}
+max_retries: %d
+prefetch: 10
+concurrency: 2
+handler_timeout: 10s
+`, t.Name(), p.Name, p.Main.Exchange, p.Main.Queue, p.Main.RoutingKey, p.Retry.Exchange, p.Retry.RoutingKey,
+		p.Retry.Delays[0].Text, p.Error.Exchange, p.Error.Queue, p.Error.RoutingKey, p.MaxRetries)
+	file := filepath.Join(t.TempDir(), "pipeline.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPipeline(file); err != nil {
+		t.Fatalf("the test's own pipeline file: %v", err)
+	}
+	return cliPipeline{Pipeline: p, file: file}
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	if url == "" {
+		t.Fatal("the daemon did not log its metrics address")
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func keys(m map[string]amqp.Delivery) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
