@@ -1,0 +1,227 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Options configure the TUI.
+type Options struct {
+	// Queue opens the TUI on this queue's messages ("" opens the queues).
+	Queue string
+	// Renderer decides colours (NO_COLOR); nil is lipgloss's default for
+	// stdout.
+	Renderer *lipgloss.Renderer
+	// Now is the clock for ages (tests fix it); nil is time.Now.
+	Now func() time.Time
+	// Editor runs an editor on a file; nil runs $VISUAL or $EDITOR (vi).
+	Editor func(path string, done func(error) tea.Msg) tea.Cmd
+	// ExportDir is where exports go by default ("" is the working
+	// directory).
+	ExportDir string
+	// Refresh is how often queue depths are read again: 0 is every 2s,
+	// negative never (tests).
+	Refresh time.Duration
+}
+
+// Model is the root model: the navigation stack of screens, the dialog on
+// top of them, the status bar and the help bar.
+type Model struct {
+	c      *common
+	cancel context.CancelFunc
+	stack  []screen
+	dialog *dialog
+
+	queues    []QueueRow
+	queuesErr error
+	status    string
+	kind      statusKind
+	fullHelp  bool
+	width     int
+	height    int
+}
+
+// New builds the root model. Call Close after the program ends: it stops
+// background work and waits until every held message was given back.
+func New(ctx context.Context, b Backend, opts Options) *Model {
+	ctx, cancel := context.WithCancel(ctx)
+	r := opts.Renderer
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	editor := opts.Editor
+	if editor == nil {
+		editor = runEditor
+	}
+	c := &common{
+		ctx: ctx, backend: b, styles: NewStyles(r), keys: DefaultKeyMap(),
+		now: now, editor: editor, exportDir: opts.ExportDir, describe: b.Describe(),
+		workers: newWorkers(), width: 80, height: 20, refresh: opts.Refresh,
+	}
+	if c.refresh == 0 {
+		c.refresh = queueRefresh
+	}
+	m := &Model{c: c, cancel: cancel, width: 80, height: 24}
+	m.stack = []screen{newQueuesScreen(c)}
+	if opts.Queue != "" {
+		m.stack = append(m.stack, newMessagesScreen(c, opts.Queue))
+	}
+	return m
+}
+
+// runEditor opens path in $VISUAL or $EDITOR (which may carry arguments,
+// such as "code -w"), giving it the terminal.
+func runEditor(path string, done func(error) tea.Msg) tea.Cmd {
+	ed := os.Getenv("VISUAL")
+	if ed == "" {
+		ed = os.Getenv("EDITOR")
+	}
+	if strings.TrimSpace(ed) == "" {
+		ed = "vi"
+	}
+	args := strings.Fields(ed)
+	cmd := exec.Command(args[0], append(args[1:], path)...) //nolint:gosec // the user's own editor
+	return tea.ExecProcess(cmd, done)
+}
+
+// Init loads the queues, starts the depth refresh and the top screen.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(loadQueues(m.c), tickQueues(m.c), m.top().Init())
+}
+
+func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
+
+// Close cancels everything in flight and waits (bounded) for the workers:
+// a browse gives its held messages back before it returns.
+func (m *Model) Close() error {
+	if m.dialog != nil {
+		m.dialog.abort()
+	}
+	for _, s := range m.stack {
+		s.Close()
+	}
+	m.cancel()
+	if !m.c.workers.wait(30 * time.Second) {
+		return fmt.Errorf("some broker work did not stop within 30s; held messages return to their queues when the connection closes")
+	}
+	for _, s := range m.stack {
+		s.Close() // spools delivered while waiting
+	}
+	return nil
+}
+
+// Update routes messages: keys to the dialog or the top screen, results to
+// whoever started the work, sizes to everyone.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case pushMsg:
+		m.stack = append(m.stack, msg.s)
+		msg.s.SetSize(m.c.width, m.c.height)
+		return m, msg.s.Init()
+	case popMsg:
+		if len(m.stack) > 1 {
+			m.top().Close()
+			m.stack = m.stack[:len(m.stack)-1]
+		}
+		return m, nil
+	case openDialogMsg:
+		if m.dialog != nil {
+			return m, nil // one at a time
+		}
+		m.dialog = msg.d
+		m.dialog.setWidth(m.c.width)
+		return m, m.dialog.Init()
+	case closeDialogMsg:
+		if m.dialog == msg.d {
+			m.dialog = nil
+		}
+		return m, nil
+	case statusMsg:
+		m.status, m.kind = msg.text, msg.kind
+		return m, nil
+	case queuesTickMsg:
+		return m, tea.Batch(loadQueues(m.c), tickQueues(m.c))
+	case queuesLoadedMsg:
+		if msg.err == nil {
+			m.queues = msg.rows
+		}
+		m.queuesErr = msg.err
+	}
+	return m, m.broadcast(msg)
+}
+
+// broadcast gives a result message to the dialog and every screen; each
+// ignores what it did not ask for (results carry the feed or dialog that
+// asked). Screens below the top see them too, so a list keeps loading
+// while a message is open.
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	if m.dialog != nil {
+		cmds = append(cmds, m.dialog.Update(msg))
+	}
+	for i, s := range m.stack {
+		next, cmd := s.Update(msg)
+		m.stack[i] = next
+		cmds = append(cmds, cmd)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.keys
+	if key.Matches(msg, k.ForceQuit) {
+		return tea.Quit
+	}
+	if m.dialog != nil {
+		return m.dialog.Update(msg)
+	}
+	if m.fullHelp {
+		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
+			m.fullHelp = false
+		}
+		return nil
+	}
+	if !m.top().Capturing() {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return tea.Quit
+		case key.Matches(msg, k.Help):
+			m.fullHelp = true
+			return nil
+		}
+	}
+	next, cmd := m.top().Update(msg)
+	m.stack[len(m.stack)-1] = next
+	return cmd
+}
+
+// chrome is the lines around the body: title, status bar, message, help.
+const chrome = 4
+
+func (m *Model) resize(w, h int) {
+	m.width, m.height = w, h
+	m.c.width, m.c.height = w, max(h-chrome, 3)
+	for _, s := range m.stack {
+		s.SetSize(m.c.width, m.c.height)
+	}
+	if m.dialog != nil {
+		m.dialog.setWidth(m.c.width)
+	}
+}

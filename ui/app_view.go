@@ -1,0 +1,136 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// View draws the title line, the body (the top screen, the dialog over it,
+// or the full help), the status bar, the status message and the help bar.
+func (m *Model) View() string {
+	var body string
+	switch {
+	case m.fullHelp:
+		body = m.fullHelpView()
+	case m.dialog != nil:
+		body = m.dialog.place(m.c.width, m.c.height)
+	default:
+		body = m.top().View()
+	}
+	body = fitHeight(body, m.c.height, m.c.width)
+
+	var helpKeys help.KeyMap = m.top()
+	if m.dialog != nil {
+		helpKeys = m.dialog
+	}
+	if m.fullHelp {
+		helpKeys = keyHelp{short: []key.Binding{m.c.keys.Help, m.c.keys.Back}}
+	}
+	return strings.Join([]string{
+		m.titleLine(),
+		body,
+		m.statusBar(),
+		m.statusLine(),
+		cut(m.c.helpView(helpKeys, m.width, false), m.width),
+	}, "\n")
+}
+
+// titleLine is the breadcrumb of the navigation stack.
+func (m *Model) titleLine() string {
+	st := m.c.styles
+	parts := make([]string, 0, len(m.stack)+1)
+	parts = append(parts, st.Title.Render("parkinglot"))
+	for i, s := range m.stack {
+		if i == len(m.stack)-1 {
+			parts = append(parts, st.Bold.Render(s.Title()))
+		} else {
+			parts = append(parts, st.Crumb.Render(s.Title()))
+		}
+	}
+	return cut(strings.Join(parts, st.Crumb.Render(" › ")), m.width)
+}
+
+// statusBar always shows the connection and the current queue's depth.
+func (m *Model) statusBar() string {
+	st := m.c.styles
+	left := " " + m.c.describe
+	right := ""
+	if q := m.top().Queue(); q != "" {
+		right = clean(q) + ": " + m.depth(q) + " "
+	}
+	space := m.width - lipgloss.Width(left) - lipgloss.Width(right)
+	if space < 1 {
+		left = cut(left, max(m.width-lipgloss.Width(right)-1, 0))
+		space = max(m.width-lipgloss.Width(left)-lipgloss.Width(right), 0)
+	}
+	line := st.StatusConn.Render(left) + st.StatusBar.Render(strings.Repeat(" ", space)) + st.StatusDepth.Render(right)
+	return cut(line, m.width)
+}
+
+// depth is the queue's message count from the last refresh.
+func (m *Model) depth(queue string) string {
+	for _, r := range m.queues {
+		if r.Name == queue {
+			s := fmtCount(r.Messages) + " messages"
+			if r.MessagesUnacknowledged > 0 {
+				s += " (" + fmtCount(r.MessagesUnacknowledged) + " unacked)"
+			}
+			return s
+		}
+	}
+	if m.queuesErr != nil {
+		return "depth unknown"
+	}
+	return "…"
+}
+
+// statusLine is what was done last, or the last error.
+func (m *Model) statusLine() string {
+	st := m.c.styles
+	text := m.status
+	style := st.Info
+	switch m.kind {
+	case statusOK:
+		style, text = st.OK, "✓ "+text
+	case statusWarn:
+		style, text = st.Warning, "⚠ "+text
+	case statusError:
+		style, text = st.Error, "✗ "+text
+	}
+	if m.status == "" {
+		if m.queuesErr != nil {
+			return cut(st.Warning.Render("⚠ queues: "+clean(m.queuesErr.Error())), m.width)
+		}
+		return st.Dim.Render(cut("Browsing gives every message back at once: nothing is held between actions.", m.width))
+	}
+	return cut(style.Render(clean(text)), m.width)
+}
+
+func (m *Model) fullHelpView() string {
+	st := m.c.styles
+	var b strings.Builder
+	b.WriteString(st.Title.Render("Keys") + st.Dim.Render(" — "+m.top().Title()) + "\n\n")
+	b.WriteString(m.c.helpView(m.top(), m.c.width, true))
+	b.WriteString("\n\n" + st.Dim.Render("Every action opens a dialog that says what will happen; nothing changes before you confirm."))
+	b.WriteString("\n" + st.Dim.Render("Browsing holds messages only while it reads them, then gives them all back."))
+	return b.String()
+}
+
+// fitHeight pads or cuts s to exactly height lines of at most width
+// cells, so the bars below never move.
+func fitHeight(s string, height, width int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > height {
+		lines = lines[:height]
+	}
+	for i, l := range lines {
+		lines[i] = cut(l, width)
+	}
+	for len(lines) < height {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}

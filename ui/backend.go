@@ -1,0 +1,132 @@
+// Package ui is parkinglot's terminal UI: a bubbletea program with one root
+// model (navigation stack, status bar, dialogs) and one sub-model per screen
+// (queues, messages, message). It does no AMQP or HTTP of its own: every
+// call to the broker goes through Backend, inside a tea.Cmd, and comes back
+// as a typed message.
+package ui
+
+import (
+	"context"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Backend is everything the TUI asks of the broker side. The real one
+// adapts *replay.Session (NewSessionBackend); model tests use a fake. Its
+// request and answer types are the TUI's own, so that the adapter is the
+// only file that follows replay's API.
+type Backend interface {
+	// Describe names the connection for the status bar: redacted URL and
+	// vhost.
+	Describe() string
+	// Queues lists the vhost's queues, parking lots first.
+	Queues(ctx context.Context) ([]QueueRow, error)
+	// Browse reads a queue without taking anything: summaries stream to
+	// OnBatch, and every held message has been given back when it returns.
+	Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error)
+	// Plan says what a replay would do: destinations, how each was
+	// resolved, which queues each reaches, and warnings.
+	Plan(ctx context.Context, req ActionRequest) (Plan, error)
+	// Replay sends the chosen messages and removes each from the parking
+	// lot once the broker confirmed a routed copy.
+	Replay(ctx context.Context, req ActionRequest) (replay.Result, error)
+	// Delete removes the chosen messages.
+	Delete(ctx context.Context, req ActionRequest) (replay.Result, error)
+	// Export writes the chosen messages to path as JSON Lines, leaving
+	// them in the queue.
+	Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error)
+	// PrepareEdit writes the body of message id to a private temporary
+	// file for $EDITOR.
+	PrepareEdit(ctx context.Context, queue, id string) (*EditDraft, error)
+	// FinishEdit validates the edited body (invalid JSON is an error and
+	// nothing is sent) and replays the edited message.
+	FinishEdit(ctx context.Context, d *EditDraft, req ActionRequest) (replay.Result, error)
+	// DiscardEdit removes a draft the user gave up on.
+	DiscardEdit(d *EditDraft)
+}
+
+// QueueRow is one queue on the queues screen.
+type QueueRow struct {
+	broker.QueueInfo
+	// ParkingLot: declared in the config, or named like one (*.dlq,
+	// *dead-letter*, *_error, *.error*, *parking*).
+	ParkingLot bool
+}
+
+// BrowseRequest asks for one non-destructive pass over a queue.
+type BrowseRequest struct {
+	Queue string
+	Limit int // 0: every message ready when the pass begins
+	// OnBatch receives summaries as they arrive. It may be called from
+	// another goroutine; the slice is not reused by the caller.
+	OnBatch func([]replay.Summary)
+}
+
+// BrowseResult is what a finished pass leaves behind. The messages
+// themselves are back in the queue; Messages keeps private copies (a 0600
+// spool file) so that one can be shown without another pass.
+type BrowseResult struct {
+	Messages MessageSource // nil when the backend kept no copies
+	Facts    broker.QueueFacts
+	Report   broker.PassReport
+}
+
+// MessageSource reads back the full message of a summary (by
+// Summary.Index). *broker.Spool implements it.
+type MessageSource interface {
+	Get(index int) (broker.Message, error)
+	Close() error
+}
+
+// ActionRequest chooses messages and says what to do with them.
+type ActionRequest struct {
+	Queue  string
+	Select replay.Selector
+	// To overrides the resolved origin ("EXCHANGE:ROUTING_KEY" typed in the
+	// dialog); nil keeps it.
+	To     *retrycore.Destination
+	Target replay.Target
+	Rate   float64 // messages per second; 0: the configured default or unlimited
+	// Progress receives each step; it is called from the worker goroutine.
+	Progress func(replay.Event)
+}
+
+// Plan is what a replay would do, for the confirm dialog.
+type Plan struct {
+	Messages int            // messages the replay would send
+	Routes   []PlannedRoute // one per distinct destination
+	// Unresolved counts messages whose origin cannot be told; they are not
+	// sent unless a destination is typed.
+	Unresolved int
+	Warnings   []string
+}
+
+// PlannedRoute is one destination of a plan.
+type PlannedRoute struct {
+	Destination retrycore.Destination
+	Source      string // how it was resolved: "x-original-exchange", "--to", …
+	Messages    int
+	// Queues is the route preview: every queue a copy would reach. Known is
+	// false when the management API could not tell.
+	Queues []string
+	Known  bool
+	// FailedQueue is the queue the messages failed in, when the headers
+	// name it; a route reaching more than it means other services get a
+	// copy too.
+	FailedQueue string
+}
+
+// Unroutable reports a route the preview knows reaches no queue.
+func (r PlannedRoute) Unroutable() bool { return r.Known && len(r.Queues) == 0 }
+
+// EditDraft is a message body waiting in a temporary file for $EDITOR.
+type EditDraft struct {
+	Queue       string
+	ID          string
+	Path        string // the body, mode 0600
+	ContentType string
+	// Opaque is the backend's own handle for FinishEdit.
+	Opaque any
+}

@@ -1,0 +1,236 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// The typed results of the commands below. Update stores them; nothing in
+// Update or View talks to the broker.
+type (
+	queuesLoadedMsg struct {
+		rows []QueueRow
+		err  error
+	}
+	queuesTickMsg struct{}
+	browseDoneMsg struct {
+		f   *feed
+		res BrowseResult
+		err error
+	}
+	planMsg struct {
+		d    *dialog
+		seq  int
+		plan Plan
+		err  error
+	}
+	actionDoneMsg struct {
+		f   *feed
+		res replay.Result
+		err error
+	}
+	messageLoadedMsg struct {
+		src   MessageSource
+		index int
+		msg   broker.Message
+		err   error
+	}
+	editReadyMsg struct {
+		d     *dialog
+		draft *EditDraft
+		err   error
+	}
+	editorDoneMsg struct {
+		d   *dialog
+		err error
+	}
+)
+
+// queueRefresh is how often the queues' depths are read again.
+const queueRefresh = 2 * time.Second
+
+func loadQueues(c *common) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+		defer cancel()
+		rows, err := c.backend.Queues(ctx)
+		return queuesLoadedMsg{rows: rows, err: err}
+	}
+}
+
+func tickQueues(c *common) tea.Cmd {
+	if c.refresh < 0 {
+		return nil
+	}
+	return tea.Tick(c.refresh, func(time.Time) tea.Msg { return queuesTickMsg{} })
+}
+
+// startBrowse begins a pass over queue. The first command starts the
+// worker and waits for its first output; the screen re-arms f.next() after
+// each message until the final browseDoneMsg.
+func startBrowse(c *common, queue string) (*feed, tea.Cmd) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	f := newFeed(cancel)
+	start := func() tea.Msg {
+		if !c.workers.begin() {
+			return nil
+		}
+		go func() {
+			defer c.workers.end()
+			defer cancel()
+			res, err := c.backend.Browse(ctx, BrowseRequest{Queue: queue, OnBatch: f.addSummaries})
+			var release func()
+			if res.Messages != nil {
+				release = func() { _ = res.Messages.Close() }
+			}
+			f.finish(browseDoneMsg{f: f, res: res, err: err}, release)
+		}()
+		return f.next()()
+	}
+	return f, start
+}
+
+// actionKind names what a dialog does.
+type actionKind int
+
+const (
+	actionReplay actionKind = iota
+	actionEdit
+	actionDelete
+	actionExport
+)
+
+func (k actionKind) verb() string {
+	return [...]string{"replayed", "replayed (edited)", "deleted", "exported"}[k]
+}
+
+// startAction runs an action in a worker, streaming progress to the feed.
+func startAction(c *common, kind actionKind, req ActionRequest, path string, draft *EditDraft) (*feed, tea.Cmd) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	f := newFeed(cancel)
+	req.Progress = f.setEvent
+	start := func() tea.Msg {
+		if !c.workers.begin() {
+			return nil
+		}
+		go func() {
+			defer c.workers.end()
+			defer cancel()
+			var res replay.Result
+			var err error
+			switch kind {
+			case actionReplay:
+				res, err = c.backend.Replay(ctx, req)
+			case actionEdit:
+				res, err = c.backend.FinishEdit(ctx, draft, req)
+			case actionDelete:
+				res, err = c.backend.Delete(ctx, req)
+			case actionExport:
+				res, err = c.backend.Export(ctx, req, path)
+			}
+			f.finish(actionDoneMsg{f: f, res: res, err: err}, nil)
+		}()
+		return f.next()()
+	}
+	return f, start
+}
+
+func loadPlan(c *common, d *dialog, seq int, req ActionRequest) tea.Cmd {
+	return func() tea.Msg {
+		if !c.workers.begin() {
+			return nil
+		}
+		defer c.workers.end()
+		ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
+		defer cancel()
+		p, err := c.backend.Plan(ctx, req)
+		return planMsg{d: d, seq: seq, plan: p, err: err}
+	}
+}
+
+func loadMessage(src MessageSource, index int) tea.Cmd {
+	return func() tea.Msg {
+		if src == nil {
+			return messageLoadedMsg{index: index, err: errors.New("the message is not loaded yet")}
+		}
+		m, err := src.Get(index)
+		if err != nil {
+			err = fmt.Errorf("read message: %w", err)
+		}
+		return messageLoadedMsg{src: src, index: index, msg: m, err: err}
+	}
+}
+
+func prepareEdit(c *common, d *dialog, queue, id string) tea.Cmd {
+	return func() tea.Msg {
+		if !c.workers.begin() {
+			return nil
+		}
+		defer c.workers.end()
+		draft, err := c.backend.PrepareEdit(c.ctx, queue, id)
+		return editReadyMsg{d: d, draft: draft, err: err}
+	}
+}
+
+// workers tracks goroutines that may hold messages, so that quitting waits
+// until each has given everything back. After shutdown no new one starts.
+type workers struct {
+	mu       sync.Mutex
+	n        int
+	shutdown bool
+	idle     *sync.Cond
+}
+
+func newWorkers() *workers {
+	w := &workers{}
+	w.idle = sync.NewCond(&w.mu)
+	return w
+}
+
+func (w *workers) begin() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.shutdown {
+		return false
+	}
+	w.n++
+	return true
+}
+
+func (w *workers) end() {
+	w.mu.Lock()
+	w.n--
+	if w.n == 0 {
+		w.idle.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+// wait stops new workers and waits for the running ones, at most timeout.
+// It reports whether all finished.
+func (w *workers) wait(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		w.mu.Lock()
+		w.shutdown = true
+		for w.n > 0 {
+			w.idle.Wait()
+		}
+		w.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}

@@ -1,0 +1,420 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// dialogState is where a dialog is in its life.
+type dialogState int
+
+const (
+	dlgPreparing dialogState = iota // edit: fetching the draft, $EDITOR open
+	dlgConfirm                      // showing exactly what will happen
+	dlgRunning                      // progress bar, cancel key
+	dlgDone                         // the outcome, when something failed
+)
+
+// dialog confirms and runs one action: it shows the plan (resolved origin,
+// its source, the route preview and warnings), takes another destination
+// or a rate, runs the action with a progress bar and a cancel key, and
+// reports what was done.
+type dialog struct {
+	c     *common
+	kind  actionKind
+	queue string
+	what  string   // what is chosen, for people: "group “…” (12 messages)"
+	ids   []string // exactly the messages chosen
+	bulk  bool
+	state dialogState
+
+	plan     *Plan
+	planErr  error
+	planning bool
+	planSeq  int
+	planned  string // the destination text and target the plan is for
+	problem  string // why enter did not start (bad destination, …)
+
+	dest      textinput.Model
+	rate      textinput.Model
+	path      textinput.Model
+	onlyQueue bool
+	focus     int
+
+	run        *feed
+	ev         replay.Event
+	bar        progress.Model
+	cancelling bool
+	result     replay.Result
+	err        error
+
+	draft *EditDraft
+	width int
+}
+
+func newDialog(c *common, kind actionKind, queue, what string, ids []string) *dialog {
+	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids, bulk: len(ids) > 1}
+	d.dest = textinput.New()
+	d.dest.Prompt = ""
+	d.dest.Placeholder = "EXCHANGE:ROUTING_KEY (empty: the origin above)"
+	d.dest.CharLimit = 512
+	d.rate = textinput.New()
+	d.rate.Prompt = ""
+	d.rate.Placeholder = "messages/s (empty: no limit)"
+	d.rate.CharLimit = 12
+	d.path = textinput.New()
+	d.path.Prompt = ""
+	d.path.CharLimit = 4096
+	for _, f := range []*textinput.Model{&d.dest, &d.rate, &d.path} {
+		f.Cursor.SetMode(cursor.CursorStatic)
+	}
+	d.bar = progress.New(progress.WithSolidFill("#9D8CFF"), progress.WithColorProfile(c.styles.Profile))
+	d.setWidth(c.width)
+	if kind == actionExport {
+		name := fmt.Sprintf("%s-%s.jsonl", strings.NewReplacer("/", "_", " ", "_").Replace(queue), c.now().Format("20060102-150405"))
+		d.path.SetValue(filepath.Join(c.exportDir, name))
+	}
+	if kind == actionDelete || kind == actionExport {
+		d.state = dlgConfirm
+	}
+	d.focusField(0)
+	return d
+}
+
+func newReplayDialog(c *common, queue, what string, ids []string) *dialog {
+	return newDialog(c, actionReplay, queue, what, ids)
+}
+
+func newEditDialog(c *common, queue, id string) *dialog {
+	return newDialog(c, actionEdit, queue, "message "+clean(id), []string{id})
+}
+
+func newDeleteDialog(c *common, queue, what string, ids []string) *dialog {
+	return newDialog(c, actionDelete, queue, what, ids)
+}
+
+func newExportDialog(c *common, queue, what string, ids []string) *dialog {
+	return newDialog(c, actionExport, queue, what, ids)
+}
+
+func (d *dialog) setWidth(w int) {
+	d.width = min(max(w-4, 30), 96)
+	inner := d.width - 4 - 14 // border, padding and the field label
+	d.dest.Width, d.rate.Width, d.path.Width = inner, inner, inner
+	d.bar.Width = max(d.width-4-24, 10)
+}
+
+// Init starts what the dialog needs before it can confirm.
+func (d *dialog) Init() tea.Cmd {
+	switch d.kind {
+	case actionReplay:
+		d.state = dlgConfirm
+		return d.replan()
+	case actionEdit:
+		d.state = dlgPreparing
+		return prepareEdit(d.c, d, d.queue, d.ids[0])
+	}
+	return nil
+}
+
+// fields are the dialog's text inputs, in tab order.
+func (d *dialog) fields() []*textinput.Model {
+	switch d.kind {
+	case actionReplay:
+		if d.bulk {
+			return []*textinput.Model{&d.dest, &d.rate}
+		}
+		return []*textinput.Model{&d.dest}
+	case actionEdit:
+		return []*textinput.Model{&d.dest}
+	case actionExport:
+		return []*textinput.Model{&d.path}
+	}
+	return nil
+}
+
+func (d *dialog) focusField(i int) tea.Cmd {
+	fs := d.fields()
+	if len(fs) == 0 {
+		return nil
+	}
+	d.focus = (i + len(fs)) % len(fs)
+	var cmd tea.Cmd
+	for j, f := range fs {
+		if j == d.focus {
+			cmd = f.Focus()
+		} else {
+			f.Blur()
+		}
+	}
+	return cmd
+}
+
+// request builds the action from the dialog's fields.
+func (d *dialog) request() (ActionRequest, error) {
+	req := ActionRequest{Queue: d.queue, Select: replay.Selector{IDs: d.ids}, Target: replay.TargetOrigin}
+	if d.onlyQueue {
+		req.Target = replay.TargetQueue
+	}
+	if s := strings.TrimSpace(d.dest.Value()); s != "" {
+		dest, err := retrycore.ParseDestination(s)
+		if err != nil {
+			return req, err
+		}
+		req.To = &dest
+	}
+	if s := strings.TrimSpace(d.rate.Value()); s != "" && d.bulk {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil || r < 0 {
+			return req, fmt.Errorf("rate %q: want messages per second, such as 50", s)
+		}
+		req.Rate = r
+	}
+	return req, nil
+}
+
+func (d *dialog) planKey() string {
+	return strings.TrimSpace(d.dest.Value()) + "\x00" + strconv.FormatBool(d.onlyQueue)
+}
+
+// replan asks for the plan of what the fields say now.
+func (d *dialog) replan() tea.Cmd {
+	req, err := d.request()
+	d.planned = d.planKey()
+	d.planSeq++
+	if err != nil {
+		d.plan, d.planErr, d.planning = nil, err, false
+		return nil
+	}
+	d.planning, d.problem = true, ""
+	return loadPlan(d.c, d, d.planSeq, req)
+}
+
+func (d *dialog) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case planMsg:
+		if msg.d == d && msg.seq == d.planSeq {
+			d.planning = false
+			d.plan, d.planErr = &msg.plan, msg.err
+			if msg.err != nil {
+				d.plan = nil
+			}
+		}
+	case editReadyMsg:
+		if msg.d == d {
+			return d.draftReady(msg)
+		}
+	case editorDoneMsg:
+		if msg.d == d {
+			if msg.err != nil {
+				d.state, d.err = dlgDone, fmt.Errorf("editor: %w", msg.err)
+				return nil
+			}
+			d.state, d.err = dlgConfirm, nil
+			return tea.Batch(d.replan(), d.focusField(0))
+		}
+	case feedEventMsg:
+		if msg.f == d.run {
+			d.ev = msg.ev
+			return d.run.next()
+		}
+	case actionDoneMsg:
+		if msg.f == d.run {
+			return d.finished(msg)
+		}
+	case tea.KeyMsg:
+		return d.handleKey(msg)
+	}
+	return nil
+}
+
+func (d *dialog) draftReady(msg editReadyMsg) tea.Cmd {
+	if msg.err != nil {
+		d.state, d.err = dlgDone, fmt.Errorf("prepare edit: %w", msg.err)
+		return nil
+	}
+	d.draft = msg.draft
+	return d.openEditor()
+}
+
+func (d *dialog) openEditor() tea.Cmd {
+	d.state, d.err = dlgPreparing, nil
+	return d.c.editor(d.draft.Path, func(err error) tea.Msg { return editorDoneMsg{d: d, err: err} })
+}
+
+func (d *dialog) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := d.c.keys
+	switch d.state {
+	case dlgPreparing:
+		if key.Matches(msg, k.Cancel) {
+			return d.close("edit cancelled — nothing changed", statusInfo)
+		}
+	case dlgRunning:
+		if key.Matches(msg, k.Cancel) || msg.String() == "c" {
+			d.cancelling = true
+			d.run.cancel()
+		}
+	case dlgDone:
+		switch {
+		case d.kind == actionEdit && d.draft != nil && key.Matches(msg, k.EditAgain):
+			return d.openEditor()
+		case key.Matches(msg, k.Cancel), key.Matches(msg, k.Confirm):
+			return d.close("", statusInfo)
+		}
+	case dlgConfirm:
+		return d.confirmKey(msg)
+	}
+	return nil
+}
+
+func (d *dialog) confirmKey(msg tea.KeyMsg) tea.Cmd {
+	k := d.c.keys
+	switch {
+	case key.Matches(msg, k.Cancel):
+		return d.close("cancelled — nothing changed", statusInfo)
+	case key.Matches(msg, k.NextField), key.Matches(msg, k.PrevField):
+		step := 1
+		if key.Matches(msg, k.PrevField) {
+			step = -1
+		}
+		cmd := d.focusField(d.focus + step)
+		if d.usesPlan() && d.planKey() != d.planned {
+			return tea.Batch(cmd, d.replan())
+		}
+		return cmd
+	case key.Matches(msg, k.ToggleTarget) && d.usesPlan():
+		d.onlyQueue = !d.onlyQueue
+		return d.replan()
+	case key.Matches(msg, k.Confirm):
+		return d.confirm()
+	}
+	fs := d.fields()
+	if len(fs) == 0 {
+		return nil
+	}
+	var cmd tea.Cmd
+	*fs[d.focus], cmd = fs[d.focus].Update(msg)
+	d.problem = ""
+	return cmd
+}
+
+func (d *dialog) usesPlan() bool { return d.kind == actionReplay || d.kind == actionEdit }
+
+// confirm starts the action — unless what is on screen is not what would
+// happen (a destination typed but not yet previewed), then it previews.
+func (d *dialog) confirm() tea.Cmd {
+	req, err := d.request()
+	if err != nil {
+		d.problem = err.Error()
+		return nil
+	}
+	path := strings.TrimSpace(d.path.Value())
+	switch {
+	case d.usesPlan() && d.planning:
+		d.problem = "still resolving the route; confirm once it is shown"
+		return nil
+	case d.usesPlan() && d.planKey() != d.planned:
+		return d.replan()
+	case d.usesPlan() && d.plan == nil:
+		d.problem = "no plan: see the error above; type a destination or press esc"
+		return nil
+	case d.usesPlan() && d.plan.Messages == 0:
+		d.problem = "nothing would be sent: type a destination (EXCHANGE:ROUTING_KEY) or press esc"
+		return nil
+	case d.kind == actionExport && path == "":
+		d.problem = "type the file to export to"
+		return nil
+	}
+	d.state, d.ev = dlgRunning, replay.Event{Total: len(d.ids)}
+	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
+	d.run = f
+	return cmd
+}
+
+func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
+	d.result, d.err = msg.res, msg.err
+	if d.kind == actionEdit && msg.err == nil {
+		d.draft = nil // sent: the backend removed it
+	}
+	text, kind := d.summary()
+	removed := d.kind != actionExport && d.result.Done > 0
+	refresh := func() tea.Msg { return refreshQueueMsg{queue: d.queue, removed: removed} }
+	if d.err == nil && d.result.Failed == 0 {
+		return tea.Batch(refresh, d.close(text, kind))
+	}
+	d.state = dlgDone
+	return tea.Batch(refresh, status(kind, text))
+}
+
+// summary is the status line: what was done, and what failed and why.
+func (d *dialog) summary() (string, statusKind) {
+	r := d.result
+	verb := d.kind.verb()
+	text := fmt.Sprintf("%s %d", verb, r.Done)
+	if d.kind == actionExport && d.err == nil {
+		text += " to " + strings.TrimSpace(d.path.Value())
+	}
+	kind := statusOK
+	if r.Skipped > 0 {
+		text += fmt.Sprintf(", %d skipped", r.Skipped)
+	}
+	if r.Failed > 0 {
+		kind = statusWarn
+		text += fmt.Sprintf(", %d failed", r.Failed)
+		if len(r.Failures) > 0 {
+			text += ": " + clean(r.Failures[0].Err)
+			if len(r.Failures) > 1 {
+				text += fmt.Sprintf(" (and %d more)", len(r.Failures)-1)
+			}
+		}
+	}
+	switch {
+	case errors.Is(d.err, context.Canceled):
+		kind = statusWarn
+		text = "cancelled: " + text
+	case d.err != nil && d.kind == actionEdit && r.Done == 0:
+		kind = statusError
+		text = "edit not sent: " + clean(d.err.Error())
+	case d.err != nil:
+		kind = statusError
+		text += " — " + clean(d.err.Error())
+	}
+	return text, kind
+}
+
+// close removes the dialog, discarding an unsent edit.
+func (d *dialog) close(text string, kind statusKind) tea.Cmd {
+	if d.draft != nil {
+		d.c.backend.DiscardEdit(d.draft)
+		d.draft = nil
+	}
+	closeCmd := func() tea.Msg { return closeDialogMsg{d} }
+	if text == "" {
+		return closeCmd
+	}
+	return tea.Batch(closeCmd, status(kind, text))
+}
+
+// abort stops the dialog when the program quits.
+func (d *dialog) abort() {
+	if d.run != nil {
+		d.run.cancel()
+	}
+	if d.draft != nil {
+		d.c.backend.DiscardEdit(d.draft)
+		d.draft = nil
+	}
+}

@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+func TestReplayOneShowsPlanAndReplays(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("r")
+	hs.untilScreen("→ demo.main / payment.execute → reaches demo.main.queue")
+	scr := hs.screen()
+	for _, want := range []string{"Replay 1 message(s)", "message pay-0001 in demo.error.dlq", "origin from x-original-exchange", "Destination", "enter confirm"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("dialog lacks %q:\n%s", want, scr)
+		}
+	}
+	hs.press("enter")
+	hs.until("dialog closed", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("✓ replayed 1")
+	hs.until("reloaded", func() bool { return hs.loaded() && len(hs.messages().data.all) == 6 })
+	if ids := hs.fb.ids("demo.error.dlq"); len(ids) != 6 || ids[0] != "pay-0002" {
+		t.Fatalf("left in the lot: %v", ids)
+	}
+	if hs.fb.called("browse demo.error.dlq") != 2 {
+		t.Fatalf("the list did not reload: %v", hs.fb.calls)
+	}
+}
+
+func TestReplayTypedDestinationReplans(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("r")
+	hs.untilScreen("reaches demo.main.queue")
+	hs.typeText("other.exchange:orders.retry")
+	hs.press("enter") // first enter previews the typed destination
+	hs.untilScreen("other.exchange / orders.retry")
+	if hs.fb.called("plan demo.error.dlq 1 to=other.exchange / orders.retry") != 1 {
+		t.Fatalf("no plan for the typed destination: %v", hs.fb.calls)
+	}
+	if !strings.Contains(hs.screen(), "reaches NO queue") {
+		t.Fatalf("unroutable warning missing:\n%s", hs.screen())
+	}
+	if hs.fb.called("replay") != 0 {
+		t.Fatal("replayed before the typed destination was previewed")
+	}
+	hs.press("enter")
+	hs.until("replayed", func() bool { return hs.fb.called("replay") == 1 })
+	hs.until("dialog closed", func() bool { return hs.m.dialog == nil })
+	if to := hs.fb.lastReq.To; to == nil || *to != (retrycore.Destination{Exchange: "other.exchange", RoutingKey: "orders.retry"}) {
+		t.Fatalf("replay went to %v", to)
+	}
+}
+
+func TestReplayBadDestinationIsRefused(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("r")
+	hs.untilScreen("reaches demo.main.queue")
+	hs.typeText("no-colon")
+	hs.press("enter")
+	hs.press("enter")
+	hs.untilScreen("want EXCHANGE:ROUTING_KEY")
+	if hs.fb.called("replay") != 0 {
+		t.Fatal("replayed with a bad destination")
+	}
+}
+
+func TestReplayTargetFailedQueue(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.plan = &Plan{Messages: 1, Routes: []PlannedRoute{{
+		Destination: retrycore.Destination{Exchange: "demo.main", RoutingKey: "payment.execute"}, Source: "x-original-exchange",
+		Messages: 1, Queues: []string{"audit.queue", "demo.main.queue"}, Known: true, FailedQueue: "demo.main.queue",
+	}}}
+	hs := newHarness(t, fb, "demo.error.dlq", 120, 30)
+	hs.until("loaded", hs.loaded)
+	hs.press("r")
+	hs.untilScreen("also reaches audit.queue")
+	fb.mu.Lock()
+	fb.plan = nil
+	fb.mu.Unlock()
+	hs.press("ctrl+t")
+	hs.untilScreen("(default exchange) / demo.main.queue")
+	hs.press("enter")
+	hs.until("replayed", func() bool { return hs.fb.called("replay") == 1 })
+	if hs.fb.lastReq.Target != replay.TargetQueue {
+		t.Fatalf("target %q", hs.fb.lastReq.Target)
+	}
+}
+
+func TestBulkReplayProgressAndCancel(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.gate = make(chan struct{})
+	hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
+	hs.until("loaded", hs.loaded)
+	hs.press("R")
+	hs.untilScreen("all 7 message(s) shown")
+	hs.untilScreen("7 × → demo.main")
+	hs.press("enter")
+	hs.untilScreen("0/7")
+	fb.gate <- struct{}{}
+	fb.gate <- struct{}{}
+	hs.untilScreen("2/7")
+	hs.press("esc") // cancel
+	hs.untilScreen("cancelled: replayed 2")
+	if d := hs.m.dialog; d == nil || d.state != dlgDone {
+		t.Fatal("a cancelled run should stay open with its outcome")
+	}
+	hs.press("enter")
+	hs.until("closed and reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 5 })
+	if !strings.Contains(hs.screen(), "⚠ cancelled: replayed 2") {
+		t.Fatalf("status line:\n%s", hs.screen())
+	}
+}
+
+func TestReplayFailuresAreReported(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.failIDs["pay-0004"] = "unroutable: no queue is bound for that exchange and routing key"
+	hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
+	hs.until("loaded", hs.loaded)
+	hs.press("R")
+	hs.untilScreen("7 × →")
+	hs.press("enter")
+	hs.untilScreen("replayed 6, 1 failed: unroutable")
+	if !strings.Contains(hs.screen(), "pay-0004: unroutable") {
+		t.Fatalf("failure list missing:\n%s", hs.screen())
+	}
+	hs.press("esc")
+	hs.until("reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 1 })
+}
+
+func TestEditWithFailingValidation(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.edits = []string{`{"id":"pay-0001","amount":`, `{"id":"pay-0001","amount":10}`}
+	hs.press("e")
+	hs.untilScreen("Edit and replay")
+	hs.untilScreen("reaches demo.main.queue") // the editor closed, the plan is shown
+	hs.press("enter")
+	hs.untilScreen("edit not sent")
+	scr := hs.screen()
+	if !strings.Contains(scr, "not valid JSON") || !strings.Contains(scr, "e opens it again") {
+		t.Fatalf("validation failure not shown:\n%s", scr)
+	}
+	if ids := hs.fb.ids("demo.error.dlq"); len(ids) != 7 {
+		t.Fatalf("an invalid edit sent something: %v", ids)
+	}
+	hs.press("e") // edit again: the fake editor now writes valid JSON
+	hs.untilScreen("reaches demo.main.queue")
+	hs.press("enter")
+	hs.until("sent", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("replayed (edited) 1")
+	if hs.fb.called("finish-edit pay-0001") != 2 || hs.fb.called("discard-edit") != 0 {
+		t.Fatalf("calls: %v", hs.fb.calls)
+	}
+	if ids := hs.fb.ids("demo.error.dlq"); len(ids) != 6 {
+		t.Fatalf("edited message still parked: %v", ids)
+	}
+}
+
+func TestEditCancelDiscardsDraft(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("e")
+	hs.untilScreen("enter confirm")
+	hs.press("esc")
+	hs.until("closed", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("cancelled — nothing changed")
+	if hs.fb.called("discard-edit pay-0001") != 1 || hs.fb.called("finish-edit") != 0 {
+		t.Fatalf("calls: %v", hs.fb.calls)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("down", "d")
+	hs.untilScreen("Delete 1 message(s)")
+	if !strings.Contains(hs.screen(), "removed from the parking lot for good") {
+		t.Fatalf("delete dialog:\n%s", hs.screen())
+	}
+	hs.press("enter")
+	hs.until("deleted", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("✓ deleted 1")
+	if ids := hs.fb.ids("demo.error.dlq"); len(ids) != 6 || contains(ids, "pay-0002") {
+		t.Fatalf("left: %v", ids)
+	}
+}
+
+func TestExport(t *testing.T) {
+	hs := startOnLot(t, 120, 30)
+	hs.press("/")
+	hs.typeText("gateway")
+	hs.press("enter", "x")
+	hs.untilScreen("Export 2 message(s)")
+	want := "/tmp/exports/demo.error.dlq-20250314-092653.jsonl"
+	if !strings.Contains(hs.screen(), want) {
+		t.Fatalf("default path missing:\n%s", hs.screen())
+	}
+	hs.press("enter")
+	hs.until("exported", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("✓ exported 2 to " + want)
+	if hs.fb.called("export demo.error.dlq 2 "+want) != 1 {
+		t.Fatalf("calls: %v", hs.fb.calls)
+	}
+	if ids := hs.fb.ids("demo.error.dlq"); len(ids) != 7 {
+		t.Fatalf("export removed messages: %v", ids)
+	}
+}
+
+func TestActionFromMessageScreenGoesBack(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("enter")
+	hs.until("the body", func() bool { return strings.Contains(hs.fullContent(), "Body") })
+	hs.press("r")
+	hs.untilScreen("reaches demo.main.queue")
+	hs.press("enter")
+	hs.until("back on the list", func() bool {
+		_, onList := hs.m.top().(*messagesScreen)
+		return onList && hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 6
+	})
+}

@@ -1,0 +1,307 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// fakeBackend is the TUI's Backend for model tests: queues and messages in
+// memory. It is not a broker mock — the real broker is covered by the tmux
+// end-to-end test — only a way to drive the screens.
+type fakeBackend struct {
+	mu       sync.Mutex
+	queues   []QueueRow
+	messages map[string][]fakeMessage
+	// batch is how many summaries one OnBatch call carries.
+	batch int
+	// plan, when set, answers Plan; otherwise one derives from the origins.
+	plan    *Plan
+	planErr error
+	// gate, when set, makes Replay wait for it (or ctx) after each message.
+	gate chan struct{}
+	// failIDs fail to replay with this error text.
+	failIDs map[string]string
+	// calls records what was asked, for assertions.
+	calls   []string
+	lastReq ActionRequest
+	dir     string
+	// browseErr fails every browse; holdBrowse makes a browse hold its
+	// messages until ctx ends, then record that they were given back.
+	browseErr  error
+	holdBrowse bool
+	gaveBack   bool
+}
+
+type fakeMessage struct {
+	sum replay.Summary
+	msg broker.Message
+}
+
+var testNow = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
+
+func newFakeBackend(dir string) *fakeBackend {
+	return &fakeBackend{messages: map[string][]fakeMessage{}, batch: 50, failIDs: map[string]string{}, dir: dir}
+}
+
+// add parks a message in queue.
+func (f *fakeBackend) add(queue, id, errText string, age time.Duration, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	parked := testNow.Add(-age)
+	origin := &retrycore.Origin{Destination: retrycore.Destination{Exchange: "demo.main", RoutingKey: "payment.execute"},
+		Source: retrycore.HeaderOriginalExchange, Queue: "demo.main.queue"}
+	h := amqp.Table{
+		retrycore.HeaderLastError:          errText,
+		retrycore.HeaderRetryCount:         int32(3),
+		retrycore.HeaderOriginalExchange:   "demo.main",
+		retrycore.HeaderOriginalRoutingKey: "payment.execute",
+		retrycore.HeaderFailureKind:        retrycore.KindRetriesExhausted,
+		retrycore.HeaderParkedAt:           parked,
+		"x-death": []any{
+			amqp.Table{"queue": "demo.retry.3s", "reason": "expired", "count": int64(2), "exchange": "demo.retry", "routing-keys": []any{"payment.retry.3s"}, "time": parked.Add(-3 * time.Second)},
+			amqp.Table{"queue": "demo.retry.1s", "reason": "expired", "count": int64(1), "exchange": "demo.retry", "routing-keys": []any{"payment.retry.1s"}, "time": parked.Add(-5 * time.Second)},
+		},
+	}
+	m := broker.Message{
+		Properties: broker.Properties{MessageID: id, ContentType: "application/json", DeliveryMode: 2, Timestamp: parked.Add(-10 * time.Second)},
+		Headers:    h, Body: []byte(body), Exchange: "demo.error", RoutingKey: "payment.error",
+	}
+	facts := retrycore.Decode(h)
+	sum := replay.Summary{
+		Index: len(f.messages[queue]), ID: id, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
+		ContentType: "application/json", BodySize: len(body), Facts: facts, Origin: origin,
+		Group: retrycore.GroupKey(errText), ParkedAt: parked,
+	}
+	f.messages[queue] = append(f.messages[queue], fakeMessage{sum: sum, msg: m})
+}
+
+func (f *fakeBackend) record(s string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeBackend) called(prefix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeBackend) Describe() string { return "amqp://guest:xxxxx@127.0.0.1:5672/ vhost /" }
+
+func (f *fakeBackend) Queues(context.Context) ([]QueueRow, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rows := append([]QueueRow(nil), f.queues...)
+	for i := range rows {
+		if ms, ok := f.messages[rows[i].Name]; ok {
+			rows[i].Messages = int64(len(ms))
+		}
+	}
+	return rows, nil
+}
+
+func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error) {
+	f.record("browse " + req.Queue)
+	if f.browseErr != nil {
+		return BrowseResult{}, f.browseErr
+	}
+	if f.holdBrowse {
+		<-ctx.Done()
+		time.Sleep(20 * time.Millisecond) // giving back takes a moment
+		f.mu.Lock()
+		f.gaveBack = true
+		f.mu.Unlock()
+		return BrowseResult{}, ctx.Err()
+	}
+	f.mu.Lock()
+	ms := append([]fakeMessage(nil), f.messages[req.Queue]...)
+	f.mu.Unlock()
+	src := &fakeSource{}
+	for i := 0; i < len(ms); i += f.batch {
+		end := min(i+f.batch, len(ms))
+		batch := make([]replay.Summary, 0, end-i)
+		for j, m := range ms[i:end] {
+			s := m.sum
+			s.Index = i + j
+			batch = append(batch, s)
+			src.msgs = append(src.msgs, m.msg)
+		}
+		if err := ctx.Err(); err != nil {
+			return BrowseResult{}, err
+		}
+		req.OnBatch(batch)
+	}
+	return BrowseResult{Messages: src, Facts: broker.QueueFacts{Name: req.Queue, Type: "classic", Ready: len(ms)},
+		Report: broker.PassReport{Seen: len(ms), GivenBack: len(ms)}}, nil
+}
+
+type fakeSource struct{ msgs []broker.Message }
+
+func (s *fakeSource) Get(i int) (broker.Message, error) {
+	if i < 0 || i >= len(s.msgs) {
+		return broker.Message{}, fmt.Errorf("no message %d", i)
+	}
+	return s.msgs[i], nil
+}
+func (s *fakeSource) Close() error { return nil }
+
+func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
+	f.record(fmt.Sprintf("plan %s %d to=%v target=%s", req.Queue, len(req.Select.IDs), req.To, req.Target))
+	if f.planErr != nil {
+		return Plan{}, f.planErr
+	}
+	if f.plan != nil {
+		return *f.plan, nil
+	}
+	r := PlannedRoute{Destination: retrycore.Destination{Exchange: "demo.main", RoutingKey: "payment.execute"},
+		Source: retrycore.HeaderOriginalExchange, Messages: len(req.Select.IDs), Queues: []string{"demo.main.queue"}, Known: true, FailedQueue: "demo.main.queue"}
+	switch {
+	case req.To != nil:
+		r.Destination, r.Source, r.Queues = *req.To, "typed destination", nil
+	case req.Target == replay.TargetQueue:
+		r.Destination = retrycore.Destination{RoutingKey: "demo.main.queue"}
+		r.Source = "the failed queue alone"
+	}
+	return Plan{Messages: len(req.Select.IDs), Routes: []PlannedRoute{r}}, nil
+}
+
+// remove takes the ids out of queue, reporting progress, honouring the gate.
+func (f *fakeBackend) remove(ctx context.Context, kind replay.EventKind, req ActionRequest, keep bool) (replay.Result, error) {
+	f.mu.Lock()
+	f.lastReq = req
+	f.mu.Unlock()
+	var res replay.Result
+	total := len(req.Select.IDs)
+	for _, id := range req.Select.IDs {
+		if f.gate != nil {
+			select {
+			case <-f.gate:
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
+		}
+		f.mu.Lock()
+		if why, bad := f.failIDs[id]; bad {
+			res.Failed++
+			res.Failures = append(res.Failures, replay.Failure{ID: id, Err: why})
+		} else {
+			if !keep {
+				ms := f.messages[req.Queue]
+				for i, m := range ms {
+					if m.sum.ID == id {
+						f.messages[req.Queue] = append(ms[:i:i], ms[i+1:]...)
+						break
+					}
+				}
+			}
+			res.Done++
+		}
+		f.mu.Unlock()
+		if req.Progress != nil {
+			req.Progress(replay.Event{Kind: kind, ID: id, Done: res.Done + res.Failed, Total: total})
+		}
+	}
+	return res, nil
+}
+
+func (f *fakeBackend) Replay(ctx context.Context, req ActionRequest) (replay.Result, error) {
+	f.record(fmt.Sprintf("replay %s %d rate=%g", req.Queue, len(req.Select.IDs), req.Rate))
+	return f.remove(ctx, replay.EventReplayed, req, false)
+}
+
+func (f *fakeBackend) Delete(ctx context.Context, req ActionRequest) (replay.Result, error) {
+	f.record(fmt.Sprintf("delete %s %d", req.Queue, len(req.Select.IDs)))
+	return f.remove(ctx, replay.EventDeleted, req, false)
+}
+
+func (f *fakeBackend) Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
+	f.record(fmt.Sprintf("export %s %d %s", req.Queue, len(req.Select.IDs), path))
+	return f.remove(ctx, replay.EventExported, req, true)
+}
+
+func (f *fakeBackend) PrepareEdit(_ context.Context, queue, id string) (*EditDraft, error) {
+	f.record("prepare-edit " + id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.messages[queue] {
+		if m.sum.ID == id {
+			p := filepath.Join(f.dir, "draft-"+strings.NewReplacer(":", "_", "/", "_").Replace(id)+".json")
+			if err := os.WriteFile(p, m.msg.Body, 0o600); err != nil {
+				return nil, err
+			}
+			return &EditDraft{Queue: queue, ID: id, Path: p, ContentType: m.msg.Properties.ContentType}, nil
+		}
+	}
+	return nil, errors.New("no such message")
+}
+
+func (f *fakeBackend) FinishEdit(ctx context.Context, d *EditDraft, req ActionRequest) (replay.Result, error) {
+	f.record("finish-edit " + d.ID)
+	body, err := os.ReadFile(d.Path)
+	if err != nil {
+		return replay.Result{}, err
+	}
+	if !json.Valid(body) {
+		return replay.Result{}, fmt.Errorf("%w: the edited body is not valid JSON; nothing was sent", replay.ErrInvalidBody)
+	}
+	req.Select = replay.Selector{IDs: []string{d.ID}}
+	res, err := f.remove(ctx, replay.EventReplayed, req, false)
+	_ = os.Remove(d.Path)
+	return res, err
+}
+
+func (f *fakeBackend) DiscardEdit(d *EditDraft) {
+	f.record("discard-edit " + d.ID)
+	_ = os.Remove(d.Path)
+}
+
+// ids lists the ids left in queue, sorted.
+func (f *fakeBackend) ids(queue string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, m := range f.messages[queue] {
+		out = append(out, m.sum.ID)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// seedDemo fills a parking lot the way the demo does, with fixed ids.
+func seedDemo(f *fakeBackend) {
+	f.queues = []QueueRow{
+		{QueueInfo: broker.QueueInfo{Name: "demo.error.dlq", Type: "classic"}, ParkingLot: true},
+		{QueueInfo: broker.QueueInfo{Name: "demo.main.queue", Type: "classic", Consumers: 1}},
+		{QueueInfo: broker.QueueInfo{Name: "demo.retry.1s", Type: "classic"}},
+		{QueueInfo: broker.QueueInfo{Name: "demo.retry.3s", Type: "classic"}},
+	}
+	q := "demo.error.dlq"
+	f.add(q, "pay-0001", "invalid JSON: unexpected end of input at offset 17", 9*time.Minute, `{"id":"pay-0001","amount":`)
+	f.add(q, "pay-0002", "amount must be positive, got -250 (payment pay-0002)", 8*time.Minute, `{"id":"pay-0002","amount":-250,"currency":"EUR"}`)
+	f.add(q, "pay-0003", "amount must be positive, got -13 (payment pay-0003)", 7*time.Minute, `{"id":"pay-0003","amount":-13,"currency":"EUR"}`)
+	f.add(q, "pay-0004", "bank gateway timeout after 3000 ms (attempt 4)", 6*time.Minute, `{"id":"pay-0004","amount":120,"currency":"EUR"}`)
+	f.add(q, "pay-0005", `field "amount": want number, got string "12,50"`, 5*time.Minute, `{"id":"pay-0005","amount":"12,50","currency":"EUR"}`)
+	f.add(q, "pay-0006", "bank gateway timeout after 3000 ms (attempt 4)", 4*time.Minute, `{"id":"pay-0006","amount":99,"currency":"USD"}`)
+	f.add(q, "pay-0007", "amount must be positive, got -1 (payment pay-0007)", 3*time.Minute, `{"id":"pay-0007","amount":-1,"currency":"GBP"}`)
+}

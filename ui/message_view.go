@@ -1,0 +1,210 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// labelWidth is the column of property and header names.
+const labelWidth = 24
+
+// firstHeaders are shown at the top of the headers table, in this order;
+// the rest follow sorted by name.
+var firstHeaders = []string{
+	retrycore.HeaderLastError, retrycore.HeaderRetryCount, retrycore.HeaderFailureKind,
+	retrycore.HeaderOriginalExchange, retrycore.HeaderOriginalRoutingKey, retrycore.HeaderOriginalQueue,
+	retrycore.HeaderFirstFailedAt, retrycore.HeaderParkedAt,
+}
+
+func (m *messageScreen) content() string {
+	st := m.c.styles
+	now := m.c.now()
+	var lines []string
+	add := func(s ...string) { lines = append(lines, s...) }
+	row := func(label, value string) {
+		add(st.Label.Render(pad(label, labelWidth)) + value)
+	}
+	f := m.sum.Facts
+
+	add(st.Title.Render("Why it failed"))
+	errText := clean(f.Error)
+	if errText == "" {
+		errText = st.Dim.Render("(no error recorded)")
+	} else {
+		errText = st.Important.Render(errText)
+	}
+	if f.ErrorSource != "" && f.ErrorSource != retrycore.HeaderLastError {
+		errText += st.Dim.Render("  (from " + clean(f.ErrorSource) + ")")
+	}
+	row(retrycore.HeaderLastError, errText)
+	attempts := st.Important.Render(strconv.FormatInt(f.Attempts, 10))
+	if m.msg != nil {
+		if v, ok := m.msg.Headers[retrycore.HeaderRetryCount]; ok {
+			attempts = st.Important.Render(fmtValue(v))
+		}
+	}
+	if f.AttemptsSource != "" && f.AttemptsSource != retrycore.HeaderRetryCount {
+		attempts += st.Dim.Render("  (from " + clean(f.AttemptsSource) + ")")
+	}
+	row(retrycore.HeaderRetryCount, attempts)
+	if f.FailureKind != "" {
+		row(retrycore.HeaderFailureKind, clean(f.FailureKind))
+	}
+	if f.ErrorType != "" {
+		row("error type", clean(f.ErrorType))
+	}
+	if m.sum.Origin != nil {
+		row("origin (replay goes to)", originText(m.sum)+st.Dim.Render("  (from "+clean(m.sum.Origin.Source)+")"))
+	} else {
+		row("origin (replay goes to)", st.Warning.Render(clean(orDash(m.sum.OriginErr))))
+	}
+	if !f.FirstFailedAt.IsZero() {
+		row("first failed", fmtTime(f.FirstFailedAt, now))
+	}
+	row("parked", fmtTime(m.sum.ParkedAt, now))
+	if f.ReplayCount > 0 {
+		row("replayed before", fmt.Sprintf("%d time(s), last %s", f.ReplayCount, fmtTime(f.ReplayedAt, now)))
+	}
+	if f.DeliveryCount > 0 {
+		row(retrycore.HeaderDeliveryCount, strconv.FormatInt(f.DeliveryCount, 10))
+	}
+	for _, p := range f.Problems {
+		add(st.Warning.Render("⚠ " + clean(p)))
+	}
+
+	add("", st.Title.Render("Death history")+st.Dim.Render(" (x-death, newest first)"))
+	add(m.timeline(f.Deaths, now)...)
+
+	if m.msg == nil {
+		add("")
+		switch {
+		case m.loadErr != nil:
+			add(st.Error.Render("✗ " + clean(m.loadErr.Error())))
+		case m.loading:
+			add(st.Dim.Render("Loading properties, headers and body…"))
+		default:
+			add(st.Dim.Render("Properties, headers and body appear when the list has finished loading."))
+		}
+		return strings.Join(lines, "\n")
+	}
+	add("", st.Title.Render("Properties"))
+	for _, p := range properties(m.msg) {
+		row(p[0], clean(p[1]))
+	}
+	add("", st.Title.Render("Headers"))
+	for _, k := range headerOrder(m.msg.Headers) {
+		v := m.msg.Headers[k]
+		if k == retrycore.HeaderDeath {
+			row(k, st.Dim.Render(fmt.Sprintf("%d entries (the death history above)", len(f.Deaths))))
+			continue
+		}
+		row(clean(k), cut(fmtValue(v), max(m.width-labelWidth, 20)))
+	}
+	if len(m.msg.Headers) == 0 {
+		add(st.Dim.Render("(none)"))
+	}
+	body, kind, note := renderBody(st, m.msg.Body, m.msg.Properties.ContentType)
+	add("", st.Title.Render("Body")+st.Dim.Render(fmt.Sprintf(" (%s, %d bytes)", kind, len(m.msg.Body))))
+	if note != "" {
+		add(st.Warning.Render(note))
+	}
+	add(body...)
+	return strings.Join(lines, "\n")
+}
+
+// timeline draws x-death as a vertical timeline, newest first.
+func (m *messageScreen) timeline(deaths []retrycore.Death, now time.Time) []string {
+	st := m.c.styles
+	if len(deaths) == 0 {
+		return []string{st.Dim.Render("(none: the message was parked without dead-lettering)")}
+	}
+	qw := 0
+	for _, d := range deaths {
+		qw = max(qw, len(d.Queue))
+	}
+	qw = min(qw, 40)
+	var lines []string
+	for i, d := range deaths {
+		if i > 0 {
+			lines = append(lines, st.Dim.Render("  │"))
+		}
+		route := clean(destText(retrycore.Destination{Exchange: d.Exchange, RoutingKey: strings.Join(d.RoutingKeys, ", ")}))
+		reason := pad(clean(d.Reason), 9) + " ×" + padLeft(strconv.FormatInt(d.Count, 10), 3)
+		line := "  " + st.Info.Render("●") + " " + pad(clean(d.Queue), qw) + "  " + st.Bold.Render(reason) + "  " + route + "  " + st.Dim.Render(fmtTime(d.Time, now))
+		lines = append(lines, line)
+		if d.OriginalExpiration != "" {
+			lines = append(lines, st.Dim.Render("  │   original expiration "+clean(d.OriginalExpiration)+" ms"))
+		}
+	}
+	return lines
+}
+
+// properties lists the message's non-empty basic properties.
+func properties(msg *broker.Message) [][2]string {
+	p := msg.Properties
+	var out [][2]string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	add("message_id", p.MessageID)
+	add("content_type", p.ContentType)
+	add("content_encoding", p.ContentEncoding)
+	switch p.DeliveryMode {
+	case 2:
+		add("delivery_mode", "2 (persistent)")
+	case 1:
+		add("delivery_mode", "1 (transient)")
+	}
+	if p.Priority > 0 {
+		add("priority", strconv.Itoa(int(p.Priority)))
+	}
+	add("correlation_id", p.CorrelationID)
+	add("reply_to", p.ReplyTo)
+	add("expiration", p.Expiration)
+	if !p.Timestamp.IsZero() {
+		add("timestamp", p.Timestamp.UTC().Format(time.RFC3339))
+	}
+	add("type", p.Type)
+	add("user_id", p.UserID)
+	add("app_id", p.AppID)
+	add("delivered from", destText(retrycore.Destination{Exchange: msg.Exchange, RoutingKey: msg.RoutingKey}))
+	if msg.Redelivered {
+		add("redelivered", "yes (browsing gives messages back; the broker marks them)")
+	}
+	return out
+}
+
+// headerOrder puts the contract headers first, then the rest by name.
+func headerOrder(h map[string]any) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range firstHeaders {
+		if _, ok := h[k]; ok {
+			out = append(out, k)
+			seen[k] = true
+		}
+	}
+	var rest []string
+	for k := range h {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

@@ -1,0 +1,480 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// queueSource is the message copies of the latest browse, shared with the
+// message screens opened from the list.
+type queueSource struct{ src MessageSource }
+
+// messagesScreen lists one queue's messages: virtualised, filtered as you
+// type, sorted, optionally folded into error groups.
+type messagesScreen struct {
+	c     *common
+	queue string
+
+	data    *msgData
+	pending *msgData // a reload streams here and replaces data when done
+	source  *queueSource
+	feed    *feed
+	loading bool
+	loadErr error
+	facts   broker.QueueFacts
+	report  broker.PassReport
+	loaded  bool // at least one browse finished
+
+	filter    textinput.Model
+	typing    bool
+	sort      sortMode
+	reverse   bool
+	grouped   bool
+	openGroup string // the group opened from the grouped view
+	groupPos  int    // the grouped view's cursor, restored on esc
+	selected  map[string]bool
+
+	rows   []int      // flat view: indices into data.all
+	groups []msgGroup // grouped view
+	list   vlist
+	width  int
+}
+
+func newMessagesScreen(c *common, queue string) *messagesScreen {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "id, error, origin or routing key"
+	ti.CharLimit = 256
+	ti.Cursor.SetMode(cursor.CursorStatic) // no blink timer: fewer redraws, stable screens
+	m := &messagesScreen{
+		c: c, queue: queue, data: &msgData{}, source: &queueSource{},
+		filter: ti, selected: map[string]bool{},
+	}
+	m.SetSize(c.width, c.height)
+	return m
+}
+
+func (m *messagesScreen) Init() tea.Cmd { return m.load() }
+
+// load starts a browse; the first one streams into the list, later ones
+// replace it when complete so the list does not flicker.
+func (m *messagesScreen) load() tea.Cmd {
+	if m.feed != nil {
+		m.feed.abandon()
+	}
+	m.pending = nil
+	if m.loaded {
+		m.pending = &msgData{}
+	} else {
+		m.data = &msgData{}
+	}
+	f, cmd := startBrowse(m.c, m.queue)
+	m.feed, m.loading, m.loadErr = f, true, nil
+	return cmd
+}
+
+// stopLoading gives the browse's messages back before an action takes
+// them (a held message is invisible to the action's own pass).
+func (m *messagesScreen) stopLoading() {
+	if m.feed != nil {
+		m.feed.abandon()
+		m.feed = nil
+	}
+	m.loading = false
+}
+
+func (m *messagesScreen) Close() {
+	m.stopLoading()
+	if m.source.src != nil {
+		_ = m.source.src.Close()
+		m.source.src = nil
+	}
+}
+
+func (m *messagesScreen) Title() string {
+	if m.openGroup != "" {
+		return m.queue + " › " + clean(m.openGroup)
+	}
+	return m.queue
+}
+
+func (m *messagesScreen) Queue() string   { return m.queue }
+func (m *messagesScreen) Capturing() bool { return m.typing }
+
+func (m *messagesScreen) SetSize(w, h int) {
+	m.width = w
+	m.filter.Width = max(w-4, 10)
+	m.list.setHeight(h - 2) // info line and column header
+}
+
+func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case feedBatchMsg:
+		if msg.f != m.feed {
+			return m, nil
+		}
+		if m.pending != nil {
+			m.pending.add(msg.batch)
+		} else {
+			m.data.add(msg.batch)
+			m.rebuild()
+		}
+		return m, m.feed.next()
+	case browseDoneMsg:
+		if msg.f != m.feed {
+			return m, nil
+		}
+		return m, m.browseDone(msg)
+	case refreshQueueMsg:
+		if msg.queue == m.queue {
+			return m, m.load()
+		}
+	case tea.KeyMsg:
+		if m.typing {
+			return m, m.updateFilter(msg)
+		}
+		return m, m.handleKey(msg)
+	}
+	return m, nil
+}
+
+func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
+	m.feed, m.loading = nil, false
+	if msg.err != nil {
+		m.loadErr = msg.err
+		if msg.res.Messages != nil {
+			_ = msg.res.Messages.Close()
+		}
+		m.pending = nil
+		return status(statusError, "browse "+m.queue+": "+msg.err.Error())
+	}
+	if m.pending != nil {
+		keep := m.cursorID()
+		m.data, m.pending = m.pending, nil
+		m.pruneSelection()
+		m.rebuild()
+		m.seek(keep)
+	}
+	if m.source.src != nil {
+		_ = m.source.src.Close()
+	}
+	m.source.src = msg.res.Messages
+	m.facts, m.report, m.loaded = msg.res.Facts, msg.res.Report, true
+	if m.report.Refreshed > 0 {
+		return status(statusWarn, fmt.Sprintf("%d message(s) were re-published to the queue's tail to keep them from its delivery limit", m.report.Refreshed))
+	}
+	return nil
+}
+
+// rebuild recomputes the visible rows after the data, filter, sort or
+// grouping changed.
+func (m *messagesScreen) rebuild() {
+	if m.grouped {
+		m.groups = m.data.groups(m.filter.Value())
+		m.list.setCount(len(m.groups))
+		return
+	}
+	m.rows = m.data.view(m.filter.Value(), m.openGroup, m.sort, m.reverse)
+	m.list.setCount(len(m.rows))
+}
+
+func (m *messagesScreen) updateFilter(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		m.filter.SetValue("")
+		m.typing = false
+		m.filter.Blur()
+		m.rebuild()
+		return nil
+	case msg.Type == tea.KeyEnter, msg.Type == tea.KeyUp, msg.Type == tea.KeyDown:
+		m.typing = false
+		m.filter.Blur()
+		if msg.Type != tea.KeyEnter {
+			return m.handleKey(msg)
+		}
+		return nil
+	}
+	before := m.filter.Value()
+	var cmd tea.Cmd
+	m.filter, cmd = m.filter.Update(msg)
+	if m.filter.Value() != before {
+		m.rebuild()
+		m.list.top()
+	}
+	return cmd
+}
+
+func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.list.move(-1)
+	case key.Matches(msg, k.Down):
+		m.list.move(1)
+	case key.Matches(msg, k.PageUp):
+		m.list.page(-1)
+	case key.Matches(msg, k.PageDown):
+		m.list.page(1)
+	case key.Matches(msg, k.Top):
+		m.list.top()
+	case key.Matches(msg, k.Bottom):
+		m.list.bottom()
+	case key.Matches(msg, k.Filter):
+		m.typing = true
+		return m.filter.Focus()
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % sortModes
+		m.resort()
+	case key.Matches(msg, k.Reverse):
+		m.reverse = !m.reverse
+		m.resort()
+	case key.Matches(msg, k.Group):
+		m.toggleGroups()
+	case key.Matches(msg, k.Select):
+		m.toggleSelect()
+	case key.Matches(msg, k.SelectAll):
+		m.selectAllShown()
+	case key.Matches(msg, k.Open):
+		return m.open()
+	case key.Matches(msg, k.Refresh):
+		return m.load()
+	case key.Matches(msg, k.Back):
+		return m.back()
+	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany),
+		key.Matches(msg, k.Edit), key.Matches(msg, k.Delete), key.Matches(msg, k.Export):
+		return m.action(msg)
+	}
+	return nil
+}
+
+// back undoes one thing at a time: selection, filter, opened group, then
+// leaves the screen.
+func (m *messagesScreen) back() tea.Cmd {
+	switch {
+	case len(m.selected) > 0:
+		m.selected = map[string]bool{}
+	case m.filter.Value() != "":
+		m.filter.SetValue("")
+		m.rebuild()
+	case m.openGroup != "":
+		m.openGroup, m.grouped = "", true
+		m.rebuild()
+		m.list.cursor = m.groupPos
+		m.list.clamp()
+	default:
+		return pop
+	}
+	return nil
+}
+
+func (m *messagesScreen) resort() {
+	keep := m.cursorID()
+	m.rebuild()
+	m.seek(keep)
+}
+
+func (m *messagesScreen) toggleGroups() {
+	m.openGroup = ""
+	m.grouped = !m.grouped
+	m.rebuild()
+	m.list.top()
+}
+
+func (m *messagesScreen) open() tea.Cmd {
+	if m.grouped {
+		if g, ok := m.currentGroup(); ok {
+			m.groupPos = m.list.cursor
+			m.grouped, m.openGroup = false, g.Key
+			m.filter.SetValue("")
+			m.rebuild()
+			m.list.top()
+		}
+		return nil
+	}
+	s, ok := m.current()
+	if !ok {
+		return nil
+	}
+	return push(newMessageScreen(m.c, m.queue, s, m.source))
+}
+
+func (m *messagesScreen) toggleSelect() {
+	if m.grouped {
+		g, ok := m.currentGroup()
+		if !ok {
+			return
+		}
+		all := true
+		for _, i := range g.Indices {
+			all = all && m.selected[m.data.all[i].ID]
+		}
+		for _, i := range g.Indices {
+			m.setSelected(m.data.all[i].ID, !all)
+		}
+	} else if s, ok := m.current(); ok {
+		m.setSelected(s.ID, !m.selected[s.ID])
+	}
+	m.list.move(1)
+}
+
+func (m *messagesScreen) setSelected(id string, on bool) {
+	if on {
+		m.selected[id] = true
+	} else {
+		delete(m.selected, id)
+	}
+}
+
+func (m *messagesScreen) selectAllShown() {
+	for _, id := range m.shownIDs() {
+		m.selected[id] = true
+	}
+}
+
+// pruneSelection forgets selected messages that are no longer there.
+func (m *messagesScreen) pruneSelection() {
+	present := make(map[string]bool, len(m.data.all))
+	for _, s := range m.data.all {
+		present[s.ID] = true
+	}
+	for id := range m.selected {
+		if !present[id] {
+			delete(m.selected, id)
+		}
+	}
+}
+
+func (m *messagesScreen) current() (replay.Summary, bool) {
+	if m.grouped || m.list.cursor >= len(m.rows) {
+		return replay.Summary{}, false
+	}
+	return m.data.all[m.rows[m.list.cursor]], true
+}
+
+func (m *messagesScreen) currentGroup() (msgGroup, bool) {
+	if !m.grouped || m.list.cursor >= len(m.groups) {
+		return msgGroup{}, false
+	}
+	return m.groups[m.list.cursor], true
+}
+
+func (m *messagesScreen) cursorID() string {
+	if s, ok := m.current(); ok {
+		return s.ID
+	}
+	return ""
+}
+
+// seek puts the cursor back on message id after the order changed.
+func (m *messagesScreen) seek(id string) {
+	if id == "" || m.grouped {
+		return
+	}
+	for pos, i := range m.rows {
+		if m.data.all[i].ID == id {
+			m.list.cursor = pos
+			m.list.clamp()
+			return
+		}
+	}
+}
+
+// shownIDs are the messages on screen (all rows, not only the window).
+func (m *messagesScreen) shownIDs() []string {
+	var ids []string
+	if m.grouped {
+		for _, g := range m.groups {
+			for _, i := range g.Indices {
+				ids = append(ids, m.data.all[i].ID)
+			}
+		}
+	} else {
+		for _, i := range m.rows {
+			ids = append(ids, m.data.all[i].ID)
+		}
+	}
+	return dedupe(ids)
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (m *messagesScreen) ShortHelp() []key.Binding {
+	k := m.c.keys
+	if m.typing {
+		return []key.Binding{k.Open, k.Back}
+	}
+	// Most used first: the help bar cuts what does not fit (80 columns
+	// show up to q quit); ? lists everything.
+	if m.grouped {
+		return []key.Binding{k.Open, k.Group, k.Select, k.replayShort(), k.Delete, k.Help, k.Quit, k.Export, k.Back}
+	}
+	return []key.Binding{k.Filter, k.Group, k.Select, k.replayShort(), k.Edit, k.Delete, k.Help, k.Quit, k.Export, k.Open, k.Back}
+}
+
+func (m *messagesScreen) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.Filter, k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
+		{k.Select, k.SelectAll, k.ReplayOne, k.ReplayMany, described(k.Edit, "edit in $EDITOR, replay"), k.Delete, k.Export},
+		{k.Help, k.Quit},
+	}
+}
+
+// infoLine says what the list shows.
+func (m *messagesScreen) infoLine() string {
+	st := m.c.styles
+	var parts []string
+	n := len(m.data.all)
+	switch {
+	case m.grouped:
+		parts = append(parts, fmt.Sprintf("%d groups of %d messages", len(m.groups), n))
+	case m.filter.Value() != "" || m.openGroup != "":
+		parts = append(parts, fmt.Sprintf("%d of %d messages", len(m.rows), n))
+	default:
+		parts = append(parts, fmt.Sprintf("%d messages", n))
+	}
+	if !m.grouped {
+		dir := "↑"
+		if m.reverse {
+			dir = "↓"
+		}
+		parts = append(parts, "sort: "+m.sort.String()+" "+dir)
+	}
+	if v := m.filter.Value(); v != "" && !m.typing {
+		parts = append(parts, "filter: "+clean(v))
+	}
+	if len(m.selected) > 0 {
+		parts = append(parts, st.Selected.Render(fmt.Sprintf("%d selected", len(m.selected))))
+	}
+	switch {
+	case m.loading && m.pending != nil:
+		parts = append(parts, st.Info.Render(fmt.Sprintf("reloading… %d", len(m.pending.all))))
+	case m.loading:
+		parts = append(parts, st.Info.Render("loading…"))
+	case m.loadErr != nil:
+		parts = append(parts, st.Error.Render("not loaded"))
+	case m.loaded:
+		parts = append(parts, st.Dim.Render("all given back, nothing held"))
+	}
+	return strings.Join(parts, st.Dim.Render(" · "))
+}

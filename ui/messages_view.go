@@ -1,0 +1,147 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// columns are the message list's widths for one terminal width.
+type columns struct {
+	id, age, origin, att, err int
+}
+
+// columns fit the widest id and origin when there is room, and give the
+// error what is left: it is what people read first.
+func (m *messagesScreen) columns() columns {
+	w := m.width - 2 // the cursor and selection marks
+	c := columns{age: 6, att: 3}
+	maxID := 24
+	if w < 100 {
+		maxID = 14
+	}
+	c.id = min(max(m.data.idWidth, 8), maxID)
+	rest := w - c.id - c.age - c.att - 4 // four separating spaces
+	c.origin = min(max(m.data.originWidth, 12), max(rest*45/100, 12), 40)
+	c.err = max(rest-c.origin, 8)
+	return c
+}
+
+func (m *messagesScreen) View() string {
+	st := m.c.styles
+	var b strings.Builder
+	if m.typing {
+		b.WriteString(m.filter.View())
+	} else {
+		b.WriteString(cut(m.infoLine(), m.width))
+	}
+	b.WriteString("\n")
+	cols := m.columns()
+	if m.grouped {
+		b.WriteString(st.Header.Render(pad("  "+padLeft("COUNT", 6)+" "+pad("NEWEST", cols.age)+" "+pad("ORIGIN", cols.origin)+" ERROR GROUP", m.width)))
+	} else {
+		b.WriteString(st.Header.Render(pad("  "+pad("ID", cols.id)+" "+pad("AGE", cols.age)+" "+pad("ORIGIN", cols.origin)+" "+padLeft("ATT", cols.att)+" ERROR", m.width)))
+	}
+	b.WriteString("\n")
+	from, to := m.list.window()
+	if to <= from {
+		b.WriteString(st.Dim.Render(m.emptyText()))
+		b.WriteString("\n")
+		from, to = 0, 1
+	}
+	now := m.c.now()
+	for i := from; i < to && i < m.list.count; i++ {
+		atCursor := i == m.list.cursor
+		var line string
+		if m.grouped {
+			line = m.groupRow(m.groups[i], cols, now, !atCursor)
+		} else {
+			line = m.messageRow(m.data.all[m.rows[i]], cols, now, !atCursor)
+		}
+		if atCursor {
+			// Plain text inside: a nested style's reset would end the
+			// reverse video half-way.
+			line = st.Cursor.Render("▸" + line[len(" "):])
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	// Fill the body so the status bar stays at the bottom.
+	for i := to - from; i < m.list.height; i++ {
+		b.WriteString("\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (m *messagesScreen) emptyText() string {
+	switch {
+	case m.loading:
+		return "  Loading…"
+	case m.loadErr != nil:
+		return "  " + clean(m.loadErr.Error()) + " — ctrl+r to try again"
+	case len(m.data.all) == 0:
+		return "  The queue is empty."
+	default:
+		return "  No message matches the filter."
+	}
+}
+
+// messageRow is one message, exactly m.width cells wide; it starts with a
+// space that the cursor mark replaces.
+func (m *messagesScreen) messageRow(s replay.Summary, c columns, now time.Time, styled bool) string {
+	mark := " "
+	if m.selected[s.ID] {
+		mark = m.selMark(styled)
+	}
+	origin := originText(s)
+	errText := clean(s.Facts.Error)
+	if errText == "" {
+		errText = "–"
+	}
+	line := " " + mark +
+		pad(clean(s.ID), c.id) + " " +
+		pad(fmtAge(s.Age(now)), c.age) + " " +
+		pad(origin, c.origin) + " " +
+		padLeft(strconv.FormatInt(s.Facts.Attempts, 10), c.att) + " " +
+		pad(errText, c.err)
+	return line
+}
+
+func (m *messagesScreen) groupRow(g msgGroup, c columns, now time.Time, styled bool) string {
+	mark := " "
+	sel := 0
+	for _, i := range g.Indices {
+		if m.selected[m.data.all[i].ID] {
+			sel++
+		}
+	}
+	if sel > 0 {
+		mark = m.selMark(styled)
+	}
+	origins := strings.Join(g.Origins, ", ")
+	if g.More {
+		origins += ", …"
+	}
+	text := clean(g.Key)
+	if text == "" {
+		text = "(no error recorded)"
+	}
+	age := "–"
+	if !g.Newest.IsZero() {
+		age = fmtAge(now.Sub(g.Newest))
+	}
+	errW := m.width - 2 - 6 - c.age - c.origin - 3
+	return " " + mark + padLeft(strconv.Itoa(len(g.Indices)), 6) + " " +
+		pad(age, c.age) + " " +
+		pad(origins, c.origin) + " " +
+		pad(text, errW)
+}
+
+func (m *messagesScreen) selMark(styled bool) string {
+	if styled {
+		return m.c.styles.Selected.Render("●")
+	}
+	return "●"
+}

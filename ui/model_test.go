@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+)
+
+func startOnLot(t *testing.T, w, h int) *harness {
+	t.Helper()
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	hs := newHarness(t, fb, "demo.error.dlq", w, h)
+	hs.until("the list to load", hs.loaded)
+	return hs
+}
+
+func TestNavigation(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	hs := newHarness(t, fb, "", 100, 30)
+	hs.untilScreen("demo.error.dlq")
+	scr := hs.screen()
+	if !strings.Contains(scr, "1 parking lot(s)") {
+		t.Fatalf("queues screen does not count the parking lot:\n%s", scr)
+	}
+	// Parking lots first, marked.
+	first := strings.Index(scr, "demo.error.dlq")
+	if other := strings.Index(scr, "demo.main.queue"); other < first {
+		t.Fatalf("parking lot not listed first:\n%s", scr)
+	}
+	hs.press("enter")
+	hs.until("the list to load", hs.loaded)
+	hs.untilScreen("7 messages")
+	if !strings.Contains(hs.screen(), "demo.error.dlq: 7 messages") {
+		t.Fatalf("status bar lacks the queue depth:\n%s", hs.screen())
+	}
+	if !strings.Contains(hs.screen(), "amqp://guest:xxxxx@127.0.0.1:5672/ vhost /") {
+		t.Fatalf("status bar lacks the connection:\n%s", hs.screen())
+	}
+	hs.press("down", "enter")
+	hs.until("the body", func() bool { return strings.Contains(hs.fullContent(), "Body") })
+	scr = hs.screen()
+	for _, want := range []string{"x-last-error", "amount must be positive, got -250", "x-retry-count", "Death history", "demo.retry.3s", "expired", `"amount": -250`} {
+		if !strings.Contains(scr+hs.fullContent(), want) {
+			t.Errorf("message screen lacks %q:\n%s", want, scr)
+		}
+	}
+	hs.press("esc")
+	hs.untilScreen("7 messages")
+	hs.press("esc")
+	hs.untilScreen("1 parking lot(s)")
+	hs.press("q")
+	hs.until("q to quit", func() bool { return hs.quit })
+}
+
+// fullContent is the message screen's whole viewport content.
+func (h *harness) fullContent() string {
+	if s, ok := h.m.top().(*messageScreen); ok {
+		return s.content()
+	}
+	return ""
+}
+
+func TestFilterAsYouType(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("/")
+	hs.typeText("gateway")
+	if got := len(hs.messages().rows); got != 2 {
+		t.Fatalf("filter gateway: %d rows, want 2", got)
+	}
+	hs.press("q") // typed, not quit
+	if hs.quit || hs.messages().filter.Value() != "gatewayq" {
+		t.Fatalf("q while filtering should be typed; filter %q", hs.messages().filter.Value())
+	}
+	hs.press("backspace", "enter")
+	if s := hs.screen(); !strings.Contains(s, "2 of 7 messages") || !strings.Contains(s, "filter: gateway") {
+		t.Fatalf("filter not shown:\n%s", s)
+	}
+	hs.press("esc") // clears the filter
+	if got := len(hs.messages().rows); got != 7 {
+		t.Fatalf("after esc: %d rows, want 7", got)
+	}
+	// By id and by origin routing key.
+	hs.press("/")
+	hs.typeText("PAY-0005")
+	if got := len(hs.messages().rows); got != 1 {
+		t.Fatalf("filter by id: %d rows", got)
+	}
+	hs.press("esc", "/")
+	hs.typeText("payment.execute")
+	if got := len(hs.messages().rows); got != 7 {
+		t.Fatalf("filter by origin: %d rows", got)
+	}
+}
+
+func TestSortCycles(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	m := hs.messages()
+	first := func() string { s, _ := m.current(); return s.ID }
+	hs.press("s") // age: oldest first
+	if first() != "pay-0001" || !strings.Contains(hs.screen(), "sort: age ↑") {
+		t.Fatalf("age sort: first %s", first())
+	}
+	hs.press("S")
+	hs.press("home")
+	if first() != "pay-0007" {
+		t.Fatalf("reversed age sort: first %s", first())
+	}
+	hs.press("S", "s") // error
+	hs.press("home")
+	if first() != "pay-0007" { // "amount must be positive, got -1 …" sorts first
+		t.Fatalf("error sort: first %s", first())
+	}
+	hs.press("s") // origin: all equal, stable
+	hs.press("s") // back to queue order
+	hs.press("home")
+	if first() != "pay-0001" || !strings.Contains(hs.screen(), "sort: queue order") {
+		t.Fatalf("queue order: first %s", first())
+	}
+}
+
+func TestCursorKeys(t *testing.T) {
+	hs := startOnLot(t, 80, 12) // a body of 8 rows: 6 list rows
+	m := hs.messages()
+	hs.press("G")
+	if m.list.cursor != 6 {
+		t.Fatalf("G: cursor %d", m.list.cursor)
+	}
+	hs.press("<")
+	if m.list.cursor != 0 {
+		t.Fatalf("<: cursor %d", m.list.cursor)
+	}
+	hs.press("pgdown")
+	if m.list.cursor != 5 {
+		t.Fatalf("pgdown: cursor %d", m.list.cursor)
+	}
+	hs.press("k", "k", "j")
+	if m.list.cursor != 4 {
+		t.Fatalf("k k j: cursor %d", m.list.cursor)
+	}
+	hs.press("end", "up")
+	if m.list.cursor != 5 || !strings.Contains(hs.screen(), "▸ pay-0006") {
+		t.Fatalf("end up: cursor %d\n%s", m.list.cursor, hs.screen())
+	}
+}
+
+func TestGroupByError(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("g")
+	m := hs.messages()
+	if len(m.groups) != 4 {
+		t.Fatalf("%d groups, want 4: %+v", len(m.groups), m.groups)
+	}
+	if g := m.groups[0]; len(g.Indices) != 3 || !strings.HasPrefix(g.Key, "amount must be positive") {
+		t.Fatalf("largest group first: %+v", g)
+	}
+	if !strings.Contains(hs.screen(), "4 groups of 7 messages") {
+		t.Fatalf("grouped info line:\n%s", hs.screen())
+	}
+	hs.press("enter") // open the group
+	if m.grouped || len(m.rows) != 3 {
+		t.Fatalf("open group: grouped=%v rows=%d", m.grouped, len(m.rows))
+	}
+	if !strings.Contains(hs.screen(), "demo.error.dlq › amount must be positive") {
+		t.Fatalf("breadcrumb lacks the group:\n%s", hs.screen())
+	}
+	hs.press("R")
+	hs.untilScreen("Replay 3 message(s)")
+	if !strings.Contains(hs.screen(), "group “amount must be positive") {
+		t.Fatalf("dialog does not name the group:\n%s", hs.screen())
+	}
+	hs.press("esc")
+	hs.until("dialog closed", func() bool { return hs.m.dialog == nil })
+	hs.press("esc") // back to the groups
+	if !m.grouped || m.list.cursor != 0 {
+		t.Fatalf("esc from an opened group: grouped=%v", m.grouped)
+	}
+	// R on a group row replays the whole group.
+	hs.press("down", "R")
+	hs.untilScreen("2 × → demo.main")
+	hs.press("enter")
+	hs.until("replayed", func() bool { return hs.m.dialog == nil && hs.fb.called("replay ") == 1 })
+	hs.untilScreen("replayed 2")
+	hs.until("reloaded", func() bool { return hs.loaded() && len(hs.messages().data.all) == 5 })
+}
+
+func TestSelection(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("space", "down", "space")
+	m := hs.messages()
+	if len(m.selected) != 2 || !m.selected["pay-0001"] || !m.selected["pay-0003"] {
+		t.Fatalf("selected %v", m.selected)
+	}
+	if !strings.Contains(hs.screen(), "2 selected") {
+		t.Fatalf("selection not shown:\n%s", hs.screen())
+	}
+	hs.press("R")
+	hs.untilScreen("2 selected message(s)")
+	hs.untilScreen("2 × → demo.main / payment.execute → reaches demo.main.queue")
+	hs.press("tab") // the rate field of a bulk replay
+	hs.typeText("50")
+	hs.press("enter")
+	hs.until("replayed", func() bool { return hs.m.dialog == nil })
+	if hs.fb.called("replay demo.error.dlq 2 rate=50") != 1 {
+		t.Fatalf("calls: %v", hs.fb.calls)
+	}
+	hs.until("reloaded", func() bool { return hs.loaded() && len(hs.messages().data.all) == 5 })
+	if len(m.selected) != 0 {
+		t.Fatalf("replayed messages stay selected: %v", m.selected)
+	}
+	// ctrl+a selects every message shown; esc clears the selection first.
+	hs.press("ctrl+a")
+	if len(m.selected) != 5 {
+		t.Fatalf("ctrl+a: %d", len(m.selected))
+	}
+	hs.press("esc")
+	if len(m.selected) != 0 || len(hs.m.stack) != 2 {
+		t.Fatalf("esc should clear the selection, not leave")
+	}
+}
