@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -122,6 +123,14 @@ func newRootCmd(a *app) *cobra.Command {
 		newTUICmd(a),
 		newTopologyCmd(a),
 		newDaemonCmd(a),
+		newQueuesCmd(a),
+		newListCmd(a),
+		newShowCmd(a),
+		newReplayCmd(a),
+		newEditCmd(a),
+		newDeleteCmd(a),
+		newExportCmd(a),
+		newImportCmd(a),
 	)
 	return root
 }
@@ -302,4 +311,533 @@ anything else retries.`,
 	f.StringVar(&o.httpURL, "http", "", "POST each message to this URL")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. :9090)")
 	return cmd
+}
+
+// ---- browse and replay commands (queues, list, show, replay, edit, delete,
+// export, import): flags → replay options → one replay call → print.
+
+// newQueuesCmd is `parkinglot queues`.
+func newQueuesCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "queues",
+		Short: "List queues with type, depth and consumers; parking lots marked",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := a.session(cmd.Context(), "queues")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rows, err := s.Queues(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return replay.WriteJSONLines(a.stdout, rows)
+			}
+			return replay.WriteQueues(a.stdout, rows)
+		},
+	}
+}
+
+// newListCmd is `parkinglot list QUEUE [--limit N] [--filter EXPR]`.
+func newListCmd(a *app) *cobra.Command {
+	var o replay.BrowseOptions
+	cmd := &cobra.Command{
+		Use:   "list QUEUE [--limit N] [--filter EXPR]",
+		Short: "List parked messages without removing them: id, parked age, origin, attempts, error",
+		Long: `List parked messages without removing them (each is held and given back).
+
+--filter is an expr-lang expression over: id, exchange, routing_key, queue,
+error, error_type, attempts, age, parked_at, headers, body, content_type,
+redelivered, origin_exchange, origin_routing_key. Examples:
+  --filter 'error contains "timeout"'
+  --filter 'age > duration("1h") && attempts >= 3'
+  --filter 'headers["tenant"] == "acme"'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Queue = args[0]
+			if _, err := replay.CompileFilter(o.Filter); err != nil {
+				return cliErr(err)
+			}
+			if o.Limit < 0 {
+				return usagef("--limit %d: want 0 (all) or more", o.Limit)
+			}
+			s, err := a.session(cmd.Context(), "list")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			table := &replay.SummaryTable{W: a.stdout, Width: a.width()}
+			var werr error
+			o.OnBatch = func(batch []replay.Summary) {
+				if werr != nil {
+					return
+				}
+				if a.output == "json" {
+					werr = replay.WriteJSONLines(a.stdout, batch)
+				} else {
+					werr = table.Write(batch)
+				}
+			}
+			b, err := s.Browse(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if werr != nil {
+				return werr
+			}
+			if a.output != "json" && len(b.Summaries) == 0 {
+				fmt.Fprintf(a.stdout, "no messages in %s match\n", o.Queue)
+			}
+			a.notes(b.Notes)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&o.Limit, "limit", 0, "list at most N messages (0: all)")
+	cmd.Flags().StringVar(&o.Filter, "filter", "", "only messages matching this expression")
+	return cmd
+}
+
+// newShowCmd is `parkinglot show QUEUE ID`.
+func newShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show QUEUE ID",
+		Short: "Show one message: properties, headers, decoded death history, body",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.session(cmd.Context(), "show")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			m, sum, err := s.Find(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				line, err := replay.MessageJSON(args[0], m, sum)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(a.stdout, string(line))
+				return err
+			}
+			return replay.WriteMessage(a.stdout, args[0], m, sum, time.Now())
+		},
+	}
+}
+
+// newReplayCmd is `parkinglot replay QUEUE (--id ID… | --all | --filter
+// EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N]
+// [--dry-run] [--yes]`.
+func newReplayCmd(a *app) *cobra.Command {
+	var f struct {
+		ids                []string
+		all, dryRun, yes   bool
+		filter, to, target string
+		rate               float64
+		window             int
+	}
+	cmd := &cobra.Command{
+		Use:   "replay QUEUE (--id ID… | --all | --filter EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N] [--dry-run] [--yes]",
+		Short: "Send parked messages back where they came from; each is removed only after the broker confirmed a routed copy",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sel, err := replay.SelectorFromFlags(f.ids, f.all, f.filter, true)
+			if err != nil {
+				return cliErr(err)
+			}
+			to, err := replay.DestinationFlag(f.to)
+			if err != nil {
+				return cliErr(err)
+			}
+			if f.to != "" && cmd.Flags().Changed("target") {
+				return usagef("--to and --target both say where to send; give one")
+			}
+			o := replay.Options{Queue: args[0], Select: sel, To: to, Target: replay.Target(f.target), Rate: f.rate, Window: f.window}
+			if !cmd.Flags().Changed("rate") {
+				o.Rate = a.cfg.ParkingLots[o.Queue].Rate
+			}
+			s, err := a.session(cmd.Context(), "replay")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if f.dryRun || !f.yes {
+				plan, err := s.Plan(cmd.Context(), o)
+				if err != nil {
+					return cliErr(err)
+				}
+				if err := a.printPlan(plan); err != nil {
+					return err
+				}
+				if f.dryRun {
+					return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
+				}
+				if len(plan.Items) == 0 {
+					fmt.Fprintln(a.stderr, "nothing to replay")
+					return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
+				}
+				if ok, err := a.confirm(); !ok || err != nil {
+					return err
+				}
+			}
+			return a.runAndReport("replayed", func(progress func(replay.Event)) (replay.Result, error) {
+				o.Progress = progress
+				return s.Replay(cmd.Context(), o)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.ids, "id", nil, "message id (message_id or sha256: content id); repeatable")
+	fl.BoolVar(&f.all, "all", false, "every message in the queue")
+	fl.StringVar(&f.filter, "filter", "", "messages matching this expression (see `parkinglot list --help`)")
+	fl.StringVar(&f.to, "to", "", "send to EXCHANGE:ROUTING_KEY instead of the origin (\":queue\" for the default exchange)")
+	fl.StringVar(&f.target, "target", string(replay.TargetOrigin), "origin (the origin's exchange and routing key) or queue (only the queue that failed)")
+	fl.Float64Var(&f.rate, "rate", 0, "at most N messages per second (default: the parking lot's rate in the config, else unlimited)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "show what would go where, change nothing")
+	fl.BoolVar(&f.yes, "yes", false, "do not ask (needed without a terminal)")
+	fl.IntVar(&f.window, "window", replay.DefaultWindow, "messages in flight (published, not yet confirmed and removed)")
+	return cmd
+}
+
+// newEditCmd is `parkinglot edit QUEUE ID`.
+func newEditCmd(a *app) *cobra.Command {
+	var f struct {
+		to, target string
+		yes        bool
+	}
+	cmd := &cobra.Command{
+		Use:   "edit QUEUE ID [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--yes]",
+		Short: "Edit a parked message's body in $EDITOR, validate it (JSON when the content type says so) and replay it",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			to, err := replay.DestinationFlag(f.to)
+			if err != nil {
+				return cliErr(err)
+			}
+			if f.to != "" && cmd.Flags().Changed("target") {
+				return usagef("--to and --target both say where to send; give one")
+			}
+			ctx := cmd.Context()
+			o := replay.Options{Queue: args[0], Select: replay.Selector{IDs: []string{args[1]}}, To: to, Target: replay.Target(f.target)}
+			s, err := a.session(ctx, "edit")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if !f.yes && !a.isTerminal {
+				plan, err := s.Plan(ctx, o)
+				if err != nil {
+					return cliErr(err)
+				}
+				if err := a.printPlan(plan); err != nil {
+					return err
+				}
+				return replay.ErrNeedsConfirmation
+			}
+			d, err := s.PrepareEdit(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			defer func() { _ = d.Discard() }()
+			ed, err := replay.EditorCommand(ctx, d.Path)
+			if err != nil {
+				return err
+			}
+			ed.Stdin, ed.Stdout, ed.Stderr = a.stdin, a.stdout, a.stderr
+			if err := ed.Run(); err != nil {
+				return replay.EditorFailed(ed, err)
+			}
+			body, err := d.Check()
+			if err != nil {
+				return err
+			}
+			if !d.Changed(body) {
+				fmt.Fprintln(a.stderr, "note: the body is unchanged")
+			}
+			if !f.yes {
+				dest := "its origin"
+				if d.Summary.Origin != nil {
+					dest = replay.FormatDestination(d.Summary.Origin.Destination)
+				}
+				fmt.Fprintf(a.stdout, "replay the edited %s (%d bytes) → %s\n", d.ID, len(body), dest)
+				if ok, err := a.confirm(); !ok || err != nil {
+					return err
+				}
+			}
+			return a.runAndReport("replayed", func(progress func(replay.Event)) (replay.Result, error) {
+				o.Progress = progress
+				return s.FinishEdit(ctx, d, o)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&f.to, "to", "", "send to EXCHANGE:ROUTING_KEY instead of the origin")
+	cmd.Flags().StringVar(&f.target, "target", string(replay.TargetOrigin), "origin or queue (only the queue that failed)")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "do not ask (needed without a terminal)")
+	return cmd
+}
+
+// newDeleteCmd is `parkinglot delete QUEUE (--id ID… | --filter EXPR) [--yes]`.
+func newDeleteCmd(a *app) *cobra.Command {
+	var f struct {
+		ids      []string
+		filter   string
+		all, yes bool
+	}
+	cmd := &cobra.Command{
+		Use:   "delete QUEUE (--id ID… | --filter EXPR | --all) [--yes]",
+		Short: "Remove chosen messages from a parking lot (audit-logged)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sel, err := replay.SelectorFromFlags(f.ids, f.all, f.filter, true)
+			if err != nil {
+				return cliErr(err)
+			}
+			ctx := cmd.Context()
+			s, err := a.session(ctx, "delete")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if !f.yes {
+				if err := a.previewRemoval(ctx, s, "delete", args[0], sel); err != nil {
+					return err
+				}
+			}
+			return a.runAndReport("deleted", func(progress func(replay.Event)) (replay.Result, error) {
+				return s.Delete(ctx, replay.DeleteOptions{Queue: args[0], Select: sel, Progress: progress})
+			})
+		},
+	}
+	cmd.Flags().StringArrayVar(&f.ids, "id", nil, "message id; repeatable")
+	cmd.Flags().StringVar(&f.filter, "filter", "", "messages matching this expression")
+	cmd.Flags().BoolVar(&f.all, "all", false, "every message in the queue")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "do not ask (needed without a terminal)")
+	return cmd
+}
+
+// newExportCmd is `parkinglot export QUEUE [--file F] [--filter EXPR] [--remove]`.
+func newExportCmd(a *app) *cobra.Command {
+	var f struct {
+		file, filter string
+		ids          []string
+		remove, yes  bool
+	}
+	cmd := &cobra.Command{
+		Use:   "export QUEUE [--file F] [--filter EXPR] [--remove [--yes]]",
+		Short: "Write messages as JSON Lines (lossless); non-destructive unless --remove",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.filter != "" && len(f.ids) > 0 {
+				return usagef("--id and --filter are mutually exclusive; give one")
+			}
+			if _, err := replay.CompileFilter(f.filter); err != nil {
+				return cliErr(err)
+			}
+			if f.remove && (f.file == "" || f.file == "-") {
+				return usagef("--remove needs --file F: a message is removed only after its line is fsynced to a file")
+			}
+			ctx := cmd.Context()
+			sel := replay.Selector{IDs: f.ids, Filter: f.filter}
+			s, err := a.session(ctx, "export")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if f.remove && !f.yes {
+				if err := a.previewRemoval(ctx, s, "export to "+f.file+" and remove", args[0], sel); err != nil {
+					return err
+				}
+			}
+			report := a.stdout
+			if f.file == "" || f.file == "-" {
+				report = a.stderr // stdout carries the export
+			}
+			verb := "exported"
+			if f.remove {
+				verb = "exported and removed"
+			}
+			return a.runAndReportTo(report, verb, func(progress func(replay.Event)) (replay.Result, error) {
+				return s.Export(ctx, replay.ExportOptions{Queue: args[0], Select: sel, File: f.file, Out: a.stdout, Remove: f.remove, Progress: progress})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&f.file, "file", "", "export file, created 0600 and never overwritten (default: stdout)")
+	cmd.Flags().StringVar(&f.filter, "filter", "", "only messages matching this expression")
+	cmd.Flags().StringArrayVar(&f.ids, "id", nil, "only this message id; repeatable")
+	cmd.Flags().BoolVar(&f.remove, "remove", false, "remove each message once its line is fsynced to --file")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "do not ask (needed for --remove without a terminal)")
+	return cmd
+}
+
+// newImportCmd is `parkinglot import FILE [--to EXCHANGE:ROUTING_KEY]`.
+func newImportCmd(a *app) *cobra.Command {
+	var f struct {
+		to     string
+		rate   float64
+		yes    bool
+		window int
+	}
+	cmd := &cobra.Command{
+		Use:   "import FILE [--to EXCHANGE:ROUTING_KEY] [--rate N] [--yes]",
+		Short: "Publish an export back (confirmed, mandatory); by default each message to the queue it was exported from",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			to, err := replay.DestinationFlag(f.to)
+			if err != nil {
+				return cliErr(err)
+			}
+			if args[0] == "-" && !f.yes {
+				return usagef("import -: stdin carries the file, so the confirmation cannot be asked; pass --yes")
+			}
+			o := replay.ImportOptions{File: args[0], In: a.stdin, To: to, Rate: f.rate, Window: f.window}
+			if !f.yes {
+				plan, err := replay.PlanImport(o)
+				if err != nil {
+					return err
+				}
+				if a.output == "json" {
+					err = replay.WriteJSONLines(a.stdout, []replay.ImportPlan{plan})
+				} else {
+					err = replay.WriteImportPlan(a.stdout, plan)
+				}
+				if err != nil {
+					return err
+				}
+				if ok, err := a.confirm(); !ok || err != nil {
+					return err
+				}
+			}
+			ctx := cmd.Context()
+			s, err := a.session(ctx, "import")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return a.runAndReport("imported", func(progress func(replay.Event)) (replay.Result, error) {
+				o.Progress = progress
+				return s.Import(ctx, o)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&f.to, "to", "", "publish to EXCHANGE:ROUTING_KEY instead of the queue each message was exported from")
+	cmd.Flags().Float64Var(&f.rate, "rate", 0, "at most N messages per second (0: unlimited)")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "do not ask (needed without a terminal)")
+	cmd.Flags().IntVar(&f.window, "window", replay.DefaultWindow, "messages in flight")
+	return cmd
+}
+
+// session opens a replay session named for the command (or
+// $PARKINGLOT_CONNECTION_NAME, so tests can find and close its connections).
+func (a *app) session(ctx context.Context, what string) (*replay.Session, error) {
+	name := os.Getenv("PARKINGLOT_CONNECTION_NAME")
+	if name == "" {
+		name = "parkinglot " + what
+	}
+	return replay.Open(ctx, a.conn, a.cfg, name, a.log)
+}
+
+// cliErr makes selection and filter errors usage errors (exit 2).
+func cliErr(err error) error {
+	if errors.Is(err, replay.ErrBadFilter) || errors.Is(err, replay.ErrBadSelection) {
+		return usageError{err}
+	}
+	return err
+}
+
+// width is the terminal's width, or 0 (the table's default) for pipes.
+func (a *app) width() int {
+	if !a.isTerminal {
+		return 0
+	}
+	if f, ok := a.stdout.(interface{ Fd() uintptr }); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			return w
+		}
+	}
+	return 0
+}
+
+// confirm asks "proceed? [y/N]" on a terminal; without one (and without
+// --yes, which callers check first) nothing changes and the exit is 2.
+func (a *app) confirm() (bool, error) {
+	if !a.isTerminal {
+		return false, replay.ErrNeedsConfirmation
+	}
+	ok, err := replay.Confirm(a.stdin, a.stdout, "proceed? [y/N] ")
+	if err == nil && !ok {
+		fmt.Fprintln(a.stdout, "nothing changed")
+	}
+	return ok, err
+}
+
+func (a *app) printPlan(p replay.Plan) error {
+	if a.output == "json" {
+		return replay.WriteJSONLines(a.stdout, []replay.Plan{p})
+	}
+	return replay.WritePlan(a.stdout, p, 50)
+}
+
+// previewRemoval lists what a removing command would take, and asks.
+func (a *app) previewRemoval(ctx context.Context, s *replay.Session, verb, queue string, sel replay.Selector) error {
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, IDs: sel.IDs, Filter: sel.Filter})
+	if err != nil {
+		return cliErr(err)
+	}
+	if a.output == "json" {
+		if err := replay.WriteJSONLines(a.stdout, b.Summaries); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s %d message(s) from %s:\n", verb, len(b.Summaries), queue)
+		t := &replay.SummaryTable{W: a.stdout, Width: a.width()}
+		if err := t.Write(b.Summaries); err != nil {
+			return err
+		}
+	}
+	_, err = a.confirm()
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// runAndReport runs a removing or sending command with progress (a
+// carriage-return line on a terminal, JSON events with -o json) and prints
+// its result; exit 3 when some messages were not done.
+func (a *app) runAndReport(verb string, do func(func(replay.Event)) (replay.Result, error)) error {
+	return a.runAndReportTo(a.stdout, verb, do)
+}
+
+func (a *app) runAndReportTo(w io.Writer, verb string, do func(func(replay.Event)) (replay.Result, error)) error {
+	pp := &replay.ProgressPrinter{Verb: verb}
+	if a.output == "json" {
+		pp.JSON = w
+	} else if a.isTerminal {
+		pp.Terminal = a.stderr
+	}
+	res, err := do(pp.Event)
+	pp.Finish()
+	if a.output == "json" {
+		if werr := replay.WriteJSONLines(w, []replay.ResultJSON{{Event: replay.EventFinished, Result: res}}); werr != nil && err == nil {
+			err = werr
+		}
+	} else if res.Done+res.Failed+res.Skipped > 0 || err == nil {
+		if werr := replay.WriteResult(w, verb, res); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		return cliErr(err)
+	}
+	return res.Err()
+}
+
+// notes prints what a browse pass wants the user to know, on stderr.
+func (a *app) notes(notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(a.stderr, "note: "+n)
+	}
 }

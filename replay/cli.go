@@ -1,0 +1,142 @@
+package replay
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Helpers that keep the CLI commands in main.go thin: flag checks, the
+// confirmation prompt, JSON Lines and the progress printer.
+
+// SelectorFromFlags checks --id/--all/--filter: exactly one (mutually
+// exclusive), and --all only where allowAll. Errors wrap ErrBadSelection
+// or ErrBadFilter (usage errors).
+func SelectorFromFlags(ids []string, all bool, filter string, allowAll bool) (Selector, error) {
+	n := 0
+	for _, set := range []bool{len(ids) > 0, all, filter != ""} {
+		if set {
+			n++
+		}
+	}
+	choose := "--id or --filter"
+	if allowAll {
+		choose = "--id, --all or --filter"
+	}
+	switch {
+	case n == 0:
+		return Selector{}, fmt.Errorf("%w: choose the messages with %s", ErrBadSelection, choose)
+	case n > 1:
+		return Selector{}, fmt.Errorf("%w: %s are mutually exclusive; give one", ErrBadSelection, choose)
+	case all && !allowAll:
+		return Selector{}, fmt.Errorf("%w: choose the messages with %s", ErrBadSelection, choose)
+	}
+	if _, err := CompileFilter(filter); err != nil {
+		return Selector{}, err
+	}
+	return Selector{IDs: ids, All: all, Filter: filter}, nil
+}
+
+// DestinationFlag parses --to ("" is nil).
+func DestinationFlag(s string) (*retrycore.Destination, error) {
+	if s == "" {
+		return nil, nil
+	}
+	d, err := retrycore.ParseDestination(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --to %w", ErrBadSelection, err)
+	}
+	return &d, nil
+}
+
+// Confirm asks prompt on out and reads a line from in: only "y" or "yes"
+// proceed.
+func Confirm(in io.Reader, out io.Writer, prompt string) (bool, error) {
+	if _, err := fmt.Fprint(out, prompt); err != nil {
+		return false, err
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
+
+// WriteJSONLines writes each item as one JSON object per line.
+func WriteJSONLines[T any](w io.Writer, items []T) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// ProgressPrinter turns a run's events into output: with JSON, one line per
+// message outcome (and notes); on a terminal, a carriage-return updated
+// progress line on Err; otherwise nothing until Finish.
+type ProgressPrinter struct {
+	Verb     string
+	JSON     io.Writer // set for -o json
+	Terminal io.Writer // set when a person watches (stderr of a terminal)
+
+	mu    sync.Mutex
+	bw    *bufio.Writer
+	enc   *json.Encoder
+	last  time.Time
+	drawn bool
+}
+
+// Event is the Progress callback.
+func (p *ProgressPrinter) Event(e Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.JSON != nil {
+		switch e.Kind {
+		case EventPlanned, EventRateLimit, EventFinished:
+		default:
+			if p.enc == nil {
+				p.bw = bufio.NewWriter(p.JSON)
+				p.enc = json.NewEncoder(p.bw)
+				p.enc.SetEscapeHTML(false)
+			}
+			_ = p.enc.Encode(e)
+		}
+	}
+	if p.Terminal != nil && e.Kind != EventPlanned {
+		if time.Since(p.last) >= 100*time.Millisecond || e.Kind == EventFinished {
+			p.last = time.Now()
+			p.drawn = true
+			fmt.Fprintf(p.Terminal, "\r\033[K%s", ProgressLine(p.Verb, e))
+		}
+	}
+}
+
+// Finish flushes JSON output and clears the progress line.
+func (p *ProgressPrinter) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bw != nil {
+		_ = p.bw.Flush()
+	}
+	if p.drawn {
+		fmt.Fprint(p.Terminal, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+// ResultJSON is the last line `-o json` prints for a run.
+type ResultJSON struct {
+	Event EventKind `json:"event"`
+	Result
+}

@@ -1,0 +1,179 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// EditDraft is a parked message whose body is being edited in a file.
+type EditDraft struct {
+	Queue       string
+	ID          string
+	Path        string // the body, in a 0600 temporary file
+	ContentType string
+	Original    broker.Message
+	Summary     Summary
+}
+
+// PrepareEdit finds a parked message (giving everything back) and writes
+// its body to a private temporary file for $EDITOR. The TUI runs the
+// editor itself (EditorCommand); FinishEdit or Discard removes the file.
+func (s *Session) PrepareEdit(ctx context.Context, queue, id string) (*EditDraft, error) {
+	m, sum, err := s.Find(ctx, queue, id)
+	if err != nil {
+		return nil, err
+	}
+	ext := ".txt"
+	switch {
+	case IsJSON(m.Properties.ContentType):
+		ext = ".json"
+	case !bytes.Equal(bytes.ToValidUTF8(m.Body, nil), m.Body):
+		ext = ".bin"
+	}
+	f, err := os.CreateTemp("", "parkinglot-edit-*"+ext)
+	if err != nil {
+		return nil, fmt.Errorf("edit: %w", err)
+	}
+	d := &EditDraft{Queue: queue, ID: id, Path: f.Name(), ContentType: m.Properties.ContentType, Original: m, Summary: sum}
+	if err := f.Chmod(0o600); err == nil {
+		_, err = f.Write(m.Body)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = d.Discard()
+		return nil, fmt.Errorf("edit: %w", err)
+	}
+	return d, nil
+}
+
+// Discard removes the draft's file.
+func (d *EditDraft) Discard() error {
+	err := os.Remove(d.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Check reads the edited body and validates it: JSON when the content type
+// says so. An invalid body is an error wrapping ErrInvalidBody.
+func (d *EditDraft) Check() ([]byte, error) {
+	body, err := os.ReadFile(d.Path)
+	if err != nil {
+		return nil, fmt.Errorf("edit: read %s: %w", d.Path, err)
+	}
+	if IsJSON(d.ContentType) {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			return nil, fmt.Errorf("%w: the edited body is not valid JSON (%s); nothing sent, %s is still parked", ErrInvalidBody, jsonWhere(body, err), d.ID)
+		}
+	}
+	return body, nil
+}
+
+// Changed reports whether the edited body differs from the original.
+func (d *EditDraft) Changed(body []byte) bool { return !bytes.Equal(body, d.Original.Body) }
+
+func jsonWhere(body []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	off := int(se.Offset)
+	if off > len(body) {
+		off = len(body)
+	}
+	line := 1 + bytes.Count(body[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(body[:off], '\n')
+	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+}
+
+// IsJSON reports whether a content type is JSON (application/json,
+// text/json, application/*+json).
+func IsJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(contentType))
+	}
+	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}
+
+// EditorCommand is the command that edits path: $VISUAL or $EDITOR (which
+// may carry arguments, "code -w"). Missing or not found is an error
+// wrapping ErrEditor.
+func EditorCommand(ctx context.Context, path string) (*exec.Cmd, error) {
+	editor := strings.TrimSpace(os.Getenv("VISUAL"))
+	if editor == "" {
+		editor = strings.TrimSpace(os.Getenv("EDITOR"))
+	}
+	if editor == "" {
+		return nil, fmt.Errorf("%w: $EDITOR is not set (set EDITOR=vi, nano, \"code -w\" …); nothing changed", ErrEditor)
+	}
+	args := strings.Fields(editor)
+	bin, err := exec.LookPath(args[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: editor %q not found; nothing changed", ErrEditor, args[0])
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args[1:], path)...)
+	return cmd, nil
+}
+
+// EditorFailed wraps an editor's exit error.
+func EditorFailed(cmd *exec.Cmd, err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return fmt.Errorf("%w: %s exited with status %d; nothing changed", ErrEditor, cmd.Path, ee.ExitCode())
+	}
+	return fmt.Errorf("%w: %s: %v; nothing changed", ErrEditor, cmd.Path, err)
+}
+
+// FinishEdit validates the edited body and replays the edited message (to
+// its origin, or o.To / o.Target; o.Queue and o.Select are the draft's). A
+// body invalid for its content type is an error: nothing sent, the message
+// still parked. The draft's file is removed in every case.
+func (s *Session) FinishEdit(ctx context.Context, d *EditDraft, o Options) (Result, error) {
+	defer func() { _ = d.Discard() }()
+	body, err := d.Check()
+	if err != nil {
+		return Result{}, err
+	}
+	o.Queue, o.Select, o.DryRun = d.Queue, Selector{IDs: []string{d.ID}}, false
+	if err := o.check(); err != nil {
+		return Result{}, err
+	}
+	sel, err := newSelection(o.Select, true)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := s.newRun(EventReplayed, 0, 1, o.Progress)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.close()
+	base := replayPrepare(d.Queue, o.Target, "edit")
+	prepare := func(h *broker.Held, sum Summary, rid string) (*job, error) {
+		if !bytes.Equal(h.Body, d.Original.Body) {
+			return nil, fmt.Errorf("the parked message %s changed since it was opened for editing; nothing sent", d.ID)
+		}
+		j, err := base(h, sum, rid)
+		if err != nil {
+			return nil, err
+		}
+		j.pub.Body = body
+		return j, nil
+	}
+	err = s.replayPasses(ctx, r, d.Queue, sel, s.originQuery(d.Queue, o.To), prepare)
+	r.leftovers()
+	return r.tally.finish(), err
+}

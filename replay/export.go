@@ -1,0 +1,177 @@
+package replay
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// ExportOptions say what to export and where.
+type ExportOptions struct {
+	Queue  string
+	Select Selector // empty: every message
+	// File is the export file, created 0600 (an existing file is never
+	// overwritten); empty writes to Out.
+	File string
+	Out  io.Writer
+	// Remove acks each message only after its line was written and the
+	// file fsynced, and its audit entry is on disk (needs File).
+	Remove   bool
+	Progress func(Event)
+}
+
+// exportLine is one line of an export file: the lossless message (typed
+// headers, base64 for bodies that are not UTF-8) and the queue it came
+// from, which import uses as the default destination.
+type exportLine struct {
+	Queue      string          `json:"queue,omitempty"`
+	ExportedAt time.Time       `json:"exported_at,omitzero"`
+	Message    json.RawMessage `json:"message"`
+}
+
+// Export writes the chosen messages as JSON Lines; non-destructive unless
+// Remove.
+func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
+	if o.Queue == "" {
+		return Result{}, fmt.Errorf("%w: no queue given", ErrBadSelection)
+	}
+	if o.Remove && o.File == "" {
+		return Result{}, fmt.Errorf("%w: --remove needs --file: a message is removed only once its line is fsynced to a file", ErrBadSelection)
+	}
+	sel, err := newSelection(o.Select, false)
+	if err != nil {
+		return Result{}, err
+	}
+	var audit *auditLog
+	if o.Remove {
+		if audit, err = s.openAudit(); err != nil {
+			return Result{}, err
+		}
+		defer audit.Close()
+	}
+	p, err := s.openPass(ctx, o.Queue, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	out, file, err := exportTarget(o)
+	if err != nil {
+		_, _ = p.Close(context.WithoutCancel(ctx))
+		return Result{}, err
+	}
+	t := newTally(o.Progress)
+	w := bufio.NewWriterSize(out, 1<<20)
+	sync := func() error {
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("export %s: %w", o.File, err)
+		}
+		if file != nil {
+			if err := file.Sync(); err != nil {
+				return fmt.Errorf("export %s: fsync: %w", o.File, err)
+			}
+		}
+		return nil
+	}
+	var rm *remover
+	if o.Remove {
+		abs, _ := filepath.Abs(o.File)
+		rm = &remover{audit: audit, tally: t, kind: EventExported, before: sync,
+			entry: AuditEntry{Action: "export-remove", Queue: o.Queue, File: abs}}
+	}
+	err = s.exportPass(ctx, p, o.Queue, sel, w, rm, t)
+	if rm != nil {
+		if ferr := rm.flush(); err == nil {
+			err = ferr
+		}
+	} else if serr := sync(); err == nil {
+		err = serr
+	}
+	if file != nil {
+		if cerr := file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("export %s: %w", o.File, cerr)
+		}
+	}
+	rep, cerr := p.Close(context.WithoutCancel(ctx))
+	t.pass(rep)
+	if err == nil {
+		err = cerr
+		for _, id := range sel.missing() {
+			t.failed(id, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, o.Queue)}, nil, "")
+		}
+	}
+	return t.finish(), err
+}
+
+func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
+	if o.File == "" || o.File == "-" {
+		if o.Out == nil {
+			return nil, nil, errors.New("export: no file and no output")
+		}
+		return o.Out, nil, nil
+	}
+	// O_EXCL: an export is often the only copy of what --remove takes out
+	// of the queue; never overwrite one.
+	f, err := os.OpenFile(o.File, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil, nil, fmt.Errorf("export: %s already exists; choose another --file", o.File)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("export: %w", err)
+	}
+	return f, f, nil
+}
+
+func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, t *tally) error {
+	q := s.originQuery(queue, nil)
+	now := time.Now()
+	qjson, _ := json.Marshal(queue)
+	for !sel.complete() {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		id := h.ID()
+		sum := summarize(ctx, h.Message, id, q)
+		ok, ferr := sel.match(h.Message, sum, queue, now)
+		if ferr != nil {
+			t.skipped(id, ferr.Error())
+			continue
+		}
+		if !ok {
+			continue
+		}
+		t.chosen(id)
+		msg, err := json.Marshal(h.Message)
+		if err != nil {
+			t.failed(id, err, nil, "")
+			continue
+		}
+		// Written by hand: json.Marshal would re-validate and copy the
+		// message (up to 16 MiB) once more.
+		_, _ = w.WriteString(`{"queue":`)
+		_, _ = w.Write(qjson)
+		_, _ = w.WriteString(`,"exported_at":"` + now.UTC().Format(time.RFC3339) + `","message":`)
+		_, _ = w.Write(msg)
+		if _, err := w.WriteString("}\n"); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if rm == nil {
+			t.done(EventExported, id, nil, "")
+			continue
+		}
+		if err := rm.add(h, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

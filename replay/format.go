@@ -1,0 +1,213 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// FormatAge is a short age for tables: "42s", "12m5s", "3h12m", "2d3h".
+func FormatAge(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// FormatOrigin is "exchange → routing key" ("(default) → q" for the
+// default exchange), or "?" when the origin cannot be told.
+func FormatOrigin(s Summary) string {
+	if s.Origin == nil {
+		return "?"
+	}
+	return FormatDestination(s.Origin.Destination)
+}
+
+// FormatDestination is "exchange → routing key".
+func FormatDestination(d retrycore.Destination) string {
+	ex := d.Exchange
+	if ex == "" {
+		ex = "(default)"
+	}
+	return ex + " → " + d.RoutingKey
+}
+
+// Cut shortens s to at most n runes, marking the cut with "…".
+func Cut(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if n == 1 {
+		return "…"
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// WriteQueues prints the queue table; parking lots are marked with "*".
+func WriteQueues(w io.Writer, rows []QueueRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tNAME\tTYPE\tMESSAGES\tREADY\tUNACKED\tCONSUMERS")
+	for _, r := range rows {
+		mark := ""
+		if r.ParkingLot {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", mark, r.Name, r.Type, r.Messages, r.MessagesReady, r.MessagesUnacknowledged, r.Consumers)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "* parking lot")
+	return err
+}
+
+// SummaryTable prints summaries as rows of fixed-width columns, so a long
+// list can be printed batch by batch as it arrives.
+type SummaryTable struct {
+	W     io.Writer
+	Width int // terminal width; 0: 120
+	Now   time.Time
+	head  bool
+}
+
+const (
+	colID     = 28
+	colAge    = 7
+	colTries  = 5
+	colOrigin = 36
+)
+
+// Write prints the header (once) and the rows.
+func (t *SummaryTable) Write(sums []Summary) error {
+	width := t.Width
+	if width <= 0 {
+		width = 120
+	}
+	errW := width - colID - colAge - colTries - colOrigin - 4
+	if errW < 20 {
+		errW = 20
+	}
+	if !t.head {
+		t.head = true
+		if _, err := fmt.Fprintf(t.W, "%-*s %-*s %*s %-*s %s\n", colID, "ID", colAge, "AGE", colTries, "TRIES", colOrigin, "ORIGIN", "ERROR"); err != nil {
+			return err
+		}
+	}
+	now := t.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var b strings.Builder
+	for _, s := range sums {
+		fmt.Fprintf(&b, "%-*s %-*s %*d %-*s %s\n",
+			colID, Cut(s.ID, colID), colAge, FormatAge(s.Age(now)), colTries, s.Facts.Attempts,
+			colOrigin, Cut(FormatOrigin(s), colOrigin), Cut(oneLine(s.Facts.Error), errW))
+	}
+	_, err := io.WriteString(t.W, b.String())
+	return err
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// WritePlan prints what a replay would do: a route line per destination
+// with its warning, then up to maxItems messages, the refused ones and the
+// ids not found.
+func WritePlan(w io.Writer, p Plan, maxItems int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d message(s) in %s to replay", len(p.Items), p.Queue)
+	if len(p.Refused) > 0 {
+		fmt.Fprintf(&b, ", %d refused", len(p.Refused))
+	}
+	b.WriteString("\n")
+	for _, r := range p.Routes {
+		fmt.Fprintf(&b, "  %d %s\n", r.Messages, r.Line())
+		if r.Warning != "" {
+			fmt.Fprintf(&b, "    warning: %s\n", r.Warning)
+		}
+	}
+	for i, it := range p.Items {
+		if maxItems > 0 && i >= maxItems {
+			fmt.Fprintf(&b, "  … and %d more\n", len(p.Items)-maxItems)
+			break
+		}
+		fmt.Fprintf(&b, "  %s → %s  (%s)\n", it.ID, FormatDestination(it.Destination), it.Source)
+	}
+	for _, f := range p.Refused {
+		fmt.Fprintf(&b, "  refused %s: %s\n", f.ID, f.Err)
+	}
+	for _, id := range p.Missing {
+		fmt.Fprintf(&b, "  not found: %s\n", id)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteResult prints the outcome of a run: a count line, then one line per
+// message not done (id and reason). Many failures with the same reason are
+// shortened after the first ten.
+func WriteResult(w io.Writer, verb string, r Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d message(s)", verb, r.Done)
+	if r.Failed > 0 {
+		fmt.Fprintf(&b, ", %d not done", r.Failed)
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d skipped", r.Skipped)
+	}
+	b.WriteString("\n")
+	// The same reason many times (a missing exchange, an unroutable
+	// destination) is shown ten times, then counted.
+	sameReason := map[string]int{}
+	var reasons []string
+	for _, f := range r.Failures {
+		reason := retrycore.GroupKey(f.Err)
+		if sameReason[reason] == 0 {
+			reasons = append(reasons, reason)
+		}
+		sameReason[reason]++
+		if sameReason[reason] <= 10 {
+			fmt.Fprintf(&b, "not done: %s: %s\n", f.ID, f.Err)
+		}
+	}
+	for _, reason := range reasons {
+		if n := sameReason[reason]; n > 10 {
+			fmt.Fprintf(&b, "not done: … and %d more: %s\n", n-10, reason)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ProgressLine is the one-line progress a terminal shows (carriage-return
+// updated) from an event.
+func ProgressLine(verb string, e Event) string {
+	line := fmt.Sprintf("%s %d/%d", verb, e.Done, e.Total)
+	if e.Kind == EventRateLimit {
+		line += " (rate limited)"
+	}
+	return line
+}

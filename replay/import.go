@@ -1,0 +1,249 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// ImportOptions say which export to publish back, and where.
+type ImportOptions struct {
+	// File is the export file; "-" reads In.
+	File string
+	In   io.Reader
+	// To overrides the destination; by default each message goes back to
+	// the queue it was exported from (default exchange, routing key = that
+	// queue).
+	To       *retrycore.Destination
+	Rate     float64
+	Window   int
+	Progress func(Event)
+}
+
+// Import publishes an export back, confirmed and mandatory, exactly as it
+// was exported (body, properties, typed headers; x-delivery-count, which
+// the broker owns, is left out). The whole file is checked first: a line
+// that is not an exported message is an error naming the line, and nothing
+// is published.
+func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
+	data, name, err := importSource(o)
+	if err != nil {
+		return Result{}, err
+	}
+	defer data.Close()
+	n, err := scanImport(data, name, o.To, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := data.Seek(0, io.SeekStart); err != nil {
+		return Result{}, fmt.Errorf("import %s: %w", name, err)
+	}
+	r, err := s.newRun(EventImported, o.Rate, o.Window, o.Progress)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.close()
+	pub, err := newPublisher(ctx, s, r.window)
+	if err != nil {
+		return Result{}, err
+	}
+	defer pub.close()
+	abs := name
+	if a, err := filepath.Abs(name); err == nil && name != "-" {
+		abs = a
+	}
+	userNoted := false
+	err = r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
+		_, err := scanImport(data, name, o.To, func(line int, m broker.Message, dest retrycore.Destination) error {
+			pb := m.Publishing()
+			if _, ok := pb.Headers[retrycore.HeaderDeliveryCount]; ok {
+				pb.Headers = broker.CloneTable(pb.Headers)
+				delete(pb.Headers, retrycore.HeaderDeliveryCount)
+			}
+			// The broker refuses (406, closing the channel) a user_id that
+			// is not the connection's own user.
+			if pb.UserId != "" && pb.UserId != s.amqpUser {
+				if !userNoted {
+					userNoted = true
+					r.tally.note(fmt.Sprintf("user_id %q left out: RabbitMQ only accepts the connection's own user (%q)", pb.UserId, s.amqpUser))
+				}
+				pb.UserId = ""
+			}
+			id := fmt.Sprintf("%s (line %d)", m.ID(), line)
+			r.tally.chosen(id)
+			j := &job{id: id, dest: dest, pub: pb,
+				entry: AuditEntry{Action: "import", File: abs, To: &dest, MessageID: m.ID()}}
+			select {
+			case jobs <- j:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		return err
+	})
+	res := r.tally.finish()
+	if err == nil && res.Done+res.Failed < n {
+		err = fmt.Errorf("import %s: %d of %d messages handled", name, res.Done+res.Failed, n)
+	}
+	return res, err
+}
+
+type readSeekCloser interface {
+	io.ReadSeeker
+	io.Closer
+}
+
+type nopCloser struct{ io.ReadSeeker }
+
+func (nopCloser) Close() error { return nil }
+
+// importSource opens the file; "-" reads all of In into memory (the file
+// is read twice: checked, then published).
+func importSource(o ImportOptions) (readSeekCloser, string, error) {
+	if o.File == "" || o.File == "-" {
+		if o.In == nil {
+			return nil, "", errors.New("import: no file given")
+		}
+		b, err := io.ReadAll(o.In)
+		if err != nil {
+			return nil, "", fmt.Errorf("import: read stdin: %w", err)
+		}
+		return nopCloser{bytes.NewReader(b)}, "-", nil
+	}
+	f, err := os.Open(o.File)
+	if err != nil {
+		return nil, "", fmt.Errorf("import: %w", err)
+	}
+	return f, o.File, nil
+}
+
+// importLine is what an import line may be: an export line (with
+// "message") or the bare message JSON (`show -o json` and export both
+// write the former).
+type importLine struct {
+	Queue   string          `json:"queue"`
+	Message json.RawMessage `json:"message"`
+	Body    *string         `json:"body"`
+}
+
+// scanImport reads every line and calls each (when set) with the message
+// and its destination; without each it only checks the file. It returns
+// the number of messages.
+func scanImport(r io.Reader, name string, to *retrycore.Destination, each func(int, broker.Message, retrycore.Destination) error) (int, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	n := 0
+	for line := 1; ; line++ {
+		raw, rerr := br.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return n, fmt.Errorf("import %s: %w", name, rerr)
+		}
+		trimmed := bytes.TrimSpace(raw)
+		if len(trimmed) > 0 {
+			m, dest, err := parseImportLine(trimmed, to, rerr != nil)
+			if err != nil {
+				return n, fmt.Errorf("%w %s: line %d: %v; nothing after it was published", ErrBadImport, name, line, err)
+			}
+			n++
+			if each != nil {
+				if err := each(line, m, dest); err != nil {
+					return n, err
+				}
+			}
+		}
+		if rerr != nil {
+			return n, nil
+		}
+	}
+}
+
+func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Message, retrycore.Destination, error) {
+	var probe importLine
+	if err := json.Unmarshal(b, &probe); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+			if last && !json.Valid(b) {
+				return broker.Message{}, retrycore.Destination{}, fmt.Errorf("not JSON (%v): the file looks truncated", err)
+			}
+			return broker.Message{}, retrycore.Destination{}, fmt.Errorf("not JSON: %v", err)
+		}
+		return broker.Message{}, retrycore.Destination{}, fmt.Errorf("not an exported message: %v", err)
+	}
+	msgJSON := probe.Message
+	if len(msgJSON) == 0 || string(msgJSON) == "null" {
+		if probe.Body == nil {
+			return broker.Message{}, retrycore.Destination{}, errors.New(`not an exported message (no "message" or "body")`)
+		}
+		msgJSON = b
+	}
+	var m broker.Message
+	if err := json.Unmarshal(msgJSON, &m); err != nil {
+		return broker.Message{}, retrycore.Destination{}, err
+	}
+	switch {
+	case to != nil:
+		return m, *to, nil
+	case probe.Queue != "":
+		return m, retrycore.Destination{Exchange: "", RoutingKey: probe.Queue}, nil
+	}
+	return m, retrycore.Destination{}, errors.New("it does not say which queue it was exported from; pass --to EXCHANGE:ROUTING_KEY")
+}
+
+// ImportPlan is what Import would publish.
+type ImportPlan struct {
+	File         string       `json:"file"`
+	Messages     int          `json:"messages"`
+	Destinations []ImportDest `json:"destinations"`
+}
+
+// ImportDest counts the messages going to one destination.
+type ImportDest struct {
+	retrycore.Destination
+	Messages int `json:"messages"`
+}
+
+// PlanImport checks an import file (every line) and counts the messages
+// per destination, publishing nothing.
+func PlanImport(o ImportOptions) (ImportPlan, error) {
+	data, name, err := importSource(o)
+	if err != nil {
+		return ImportPlan{}, err
+	}
+	defer data.Close()
+	plan := ImportPlan{File: name}
+	idx := map[retrycore.Destination]int{}
+	n, err := scanImport(data, name, o.To, func(_ int, _ broker.Message, d retrycore.Destination) error {
+		i, ok := idx[d]
+		if !ok {
+			i = len(plan.Destinations)
+			idx[d] = i
+			plan.Destinations = append(plan.Destinations, ImportDest{Destination: d})
+		}
+		plan.Destinations[i].Messages++
+		return nil
+	})
+	plan.Messages = n
+	return plan, err
+}
+
+// WriteImportPlan prints an import plan.
+func WriteImportPlan(w io.Writer, p ImportPlan) error {
+	if _, err := fmt.Fprintf(w, "%d message(s) in %s to publish\n", p.Messages, p.File); err != nil {
+		return err
+	}
+	for _, d := range p.Destinations {
+		if _, err := fmt.Fprintf(w, "  %d → %s\n", d.Messages, d.Destination); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// ShowBodyLimit is how much of a body show prints.
+const ShowBodyLimit = 64 << 10
+
+// firstHeaders are shown before the others: what people look for first.
+var firstHeaders = []string{retrycore.HeaderLastError, retrycore.HeaderRetryCount}
+
+// shownMessage is `show -o json`: the lossless message (the same form as an
+// export line, so it can be imported) with its decoded facts and origin.
+type shownMessage struct {
+	Queue     string            `json:"queue"`
+	Message   json.RawMessage   `json:"message"`
+	Facts     retrycore.Facts   `json:"facts"`
+	Origin    *retrycore.Origin `json:"origin,omitempty"`
+	OriginErr string            `json:"origin_error,omitempty"`
+	ParkedAt  time.Time         `json:"parked_at,omitzero"`
+	Group     string            `json:"group,omitempty"`
+}
+
+// MessageJSON is the one-line JSON `show -o json` prints.
+func MessageJSON(queue string, m broker.Message, s Summary) ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(shownMessage{Queue: queue, Message: raw, Facts: s.Facts, Origin: s.Origin, OriginErr: s.OriginErr, ParkedAt: s.ParkedAt, Group: s.Group})
+}
+
+// WriteMessage prints one message for people: a summary, properties,
+// headers (x-last-error and x-retry-count first), the death history as a
+// timeline, and the body (JSON pretty-printed, text as is, binary as a hex
+// dump; the first 64 KiB).
+func WriteMessage(w io.Writer, queue string, m broker.Message, s Summary, now time.Time) error {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var b strings.Builder
+	f := s.Facts
+	fmt.Fprintf(&b, "Message   %s  in %s\n", s.ID, queue)
+	if s.Origin != nil {
+		fmt.Fprintf(&b, "Origin    %s  (%s)\n", FormatDestination(s.Origin.Destination), s.Origin.Source)
+		if s.Origin.Queue != "" {
+			fmt.Fprintf(&b, "Failed in %s\n", s.Origin.Queue)
+		}
+	} else {
+		fmt.Fprintf(&b, "Origin    ? %s\n", s.OriginErr)
+	}
+	if f.Error != "" {
+		fmt.Fprintf(&b, "Error     %s  (%s)\n", f.Error, f.ErrorSource)
+	}
+	if f.ErrorType != "" {
+		fmt.Fprintf(&b, "Type      %s\n", f.ErrorType)
+	}
+	fmt.Fprintf(&b, "Attempts  %d", f.Attempts)
+	if f.AttemptsSource != "" {
+		fmt.Fprintf(&b, "  (%s)", f.AttemptsSource)
+	}
+	b.WriteString("\n")
+	if !s.ParkedAt.IsZero() {
+		fmt.Fprintf(&b, "Parked    %s (%s ago)", s.ParkedAt.UTC().Format(time.RFC3339), FormatAge(s.Age(now)))
+		if f.FailureKind != "" {
+			fmt.Fprintf(&b, "  %s", f.FailureKind)
+		}
+		b.WriteString("\n")
+	}
+	if f.ReplayCount > 0 {
+		fmt.Fprintf(&b, "Replayed  %d time(s), last %s (replay id %s)\n", f.ReplayCount, f.ReplayedAt.UTC().Format(time.RFC3339), f.ReplayID)
+	}
+	if f.DeliveryCount > 0 {
+		fmt.Fprintf(&b, "Delivered %d time(s) from this quorum queue (x-delivery-count)\n", f.DeliveryCount)
+	}
+	for _, p := range f.Problems {
+		fmt.Fprintf(&b, "Odd       %s\n", p)
+	}
+
+	b.WriteString("\nProperties\n")
+	writeProperties(&b, m.Properties)
+	if len(m.Headers) > 0 {
+		b.WriteString("\nHeaders\n")
+		writeHeaders(&b, m.Headers)
+	}
+	if len(f.Deaths) > 0 {
+		b.WriteString("\nDeath history (oldest first)\n")
+		writeDeaths(&b, f)
+	}
+	if f.StackTrace != "" {
+		b.WriteString("\nStack trace\n")
+		for _, line := range strings.Split(strings.TrimRight(Cut(f.StackTrace, 8192), "\n"), "\n") {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nBody (%s, %d bytes)\n", orDash(m.Properties.ContentType), len(m.Body))
+	b.WriteString(FormatBody(m.Body, m.Properties.ContentType, ShowBodyLimit))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "no content type"
+	}
+	return s
+}
+
+func writeProperties(b *strings.Builder, p broker.Properties) {
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(b, "  %-17s %s\n", k, v)
+		}
+	}
+	row("message_id", p.MessageID)
+	row("content_type", p.ContentType)
+	row("content_encoding", p.ContentEncoding)
+	if p.DeliveryMode != 0 {
+		mode := fmt.Sprint(p.DeliveryMode)
+		switch p.DeliveryMode {
+		case amqp.Persistent:
+			mode += " (persistent)"
+		case amqp.Transient:
+			mode += " (transient)"
+		}
+		row("delivery_mode", mode)
+	}
+	if p.Priority != 0 {
+		row("priority", fmt.Sprint(p.Priority))
+	}
+	row("correlation_id", p.CorrelationID)
+	row("reply_to", p.ReplyTo)
+	row("expiration", p.Expiration)
+	if !p.Timestamp.IsZero() {
+		row("timestamp", p.Timestamp.UTC().Format(time.RFC3339))
+	}
+	row("type", p.Type)
+	row("user_id", p.UserID)
+	row("app_id", p.AppID)
+}
+
+func writeHeaders(b *strings.Builder, h amqp.Table) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	order := make([]string, 0, len(keys))
+	for _, k := range firstHeaders {
+		if _, ok := h[k]; ok {
+			order = append(order, k)
+		}
+	}
+	for _, k := range keys {
+		if k != firstHeaders[0] && k != firstHeaders[1] {
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		v := h[k]
+		fmt.Fprintf(b, "  %-28s %-9s %s\n", k, broker.TypeName(v), Cut(FormatValue(v), 300))
+	}
+}
+
+// FormatValue renders a header value on one line.
+func FormatValue(v any) string {
+	var b strings.Builder
+	formatValue(&b, v, 0)
+	return b.String()
+}
+
+func formatValue(b *strings.Builder, v any, depth int) {
+	if depth > 8 {
+		b.WriteString("…")
+		return
+	}
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("void")
+	case string:
+		if utf8.ValidString(x) {
+			fmt.Fprintf(b, "%q", x)
+		} else {
+			fmt.Fprintf(b, "(not UTF-8) %x", x)
+		}
+	case []byte:
+		if utf8.Valid(x) {
+			fmt.Fprintf(b, "%q", x)
+		} else {
+			fmt.Fprintf(b, "%x", x)
+		}
+	case time.Time:
+		b.WriteString(x.UTC().Format(time.RFC3339))
+	case amqp.Decimal:
+		fmt.Fprintf(b, "%de-%d", x.Value, x.Scale)
+	case amqp.Table:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k + ": ")
+			formatValue(b, x[k], depth+1)
+		}
+		b.WriteString("}")
+	case map[string]any:
+		formatValue(b, amqp.Table(x), depth)
+	case []any:
+		b.WriteString("[")
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i >= 20 {
+				fmt.Fprintf(b, "… %d more", len(x)-i)
+				break
+			}
+			formatValue(b, e, depth+1)
+		}
+		b.WriteString("]")
+	default:
+		fmt.Fprint(b, x)
+	}
+}
+
+func writeDeaths(b *strings.Builder, f retrycore.Facts) {
+	deaths := append([]retrycore.Death(nil), f.Deaths...)
+	// x-death is newest first by the entry's last move; its times are the
+	// first death of each entry, so sort by them for a timeline.
+	sort.SliceStable(deaths, func(i, j int) bool { return deaths[i].Time.Before(deaths[j].Time) })
+	for _, d := range deaths {
+		when := "(no time)"
+		if !d.Time.IsZero() {
+			when = d.Time.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(b, "  %s  %-14s %s", when, d.Reason, d.Queue)
+		if d.Exchange != "" || len(d.RoutingKeys) > 0 {
+			ex := d.Exchange
+			if ex == "" {
+				ex = "(default)"
+			}
+			fmt.Fprintf(b, "  via %s [%s]", ex, strings.Join(d.RoutingKeys, ", "))
+		}
+		if d.Count > 1 {
+			fmt.Fprintf(b, "  ×%d", d.Count)
+		}
+		if d.OriginalExpiration != "" {
+			fmt.Fprintf(b, "  expiration %sms", d.OriginalExpiration)
+		}
+		b.WriteString("\n")
+	}
+	if fd := f.FirstDeath; fd.Queue != "" {
+		fmt.Fprintf(b, "  first death: %s in %s (exchange %s)\n", fd.Reason, fd.Queue, orDefault(fd.Exchange))
+	}
+}
+
+func orDefault(ex string) string {
+	if ex == "" {
+		return "(default)"
+	}
+	return ex
+}
+
+// FormatBody renders a body for people: JSON pretty-printed, UTF-8 text as
+// is, anything else as a hex dump; at most limit bytes, with a note when
+// cut.
+func FormatBody(body []byte, contentType string, limit int) string {
+	shown := body
+	cut := limit > 0 && len(body) > limit
+	if cut {
+		shown = body[:limit]
+	}
+	var out string
+	switch {
+	case len(body) == 0:
+		out = "(empty)\n"
+	case !cut && (IsJSON(contentType) || json.Valid(body)) && json.Valid(body):
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, body, "", "  "); err == nil {
+			out = buf.String() + "\n"
+		}
+	}
+	if out == "" {
+		switch t := trimPartialRune(shown); {
+		case utf8.Valid(t):
+			out = string(t)
+			if !strings.HasSuffix(out, "\n") {
+				out += "\n"
+			}
+		default:
+			out = hex.Dump(shown)
+		}
+	}
+	if cut {
+		out += fmt.Sprintf("… (first %d of %d bytes shown; export the message for all of it)\n", limit, len(body))
+	}
+	return out
+}
+
+// trimPartialRune drops a rune cut in half at the end of a shortened body.
+func trimPartialRune(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+		if utf8.Valid(b) {
+			return b
+		}
+		b = b[:len(b)-1]
+	}
+	return b
+}
