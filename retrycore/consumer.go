@@ -44,7 +44,8 @@ type RunOptions struct {
 	// at start-up (session 1) and after each reconnect.
 	OnConsuming func(session int)
 	// OnSettled, when set, is called after the loop decided a message's
-	// fate and queued its ack or nack.
+	// fate and queued its ack or nack. It is called from the worker
+	// goroutines, so it must be safe for concurrent use, and quick.
 	OnSettled func(Result)
 }
 
