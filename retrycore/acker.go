@@ -128,9 +128,6 @@ type acker struct {
 	log *slog.Logger
 	// done is closed when the acker has sent everything it was given.
 	done chan struct{}
-	// sent is called after each batch with how many acks and nacks
-	// went out (tests); may be nil.
-	sent func(actions []ackAction)
 }
 
 func newAcker(ch *amqp.Channel, buffer int, log *slog.Logger) *acker {
@@ -174,9 +171,6 @@ func (a *acker) run() {
 				a.log.Warn("ack failed; the broker will redeliver what was not acknowledged", "tag", act.Tag, "err", err)
 				break
 			}
-		}
-		if a.sent != nil {
-			a.sent(actions)
 		}
 	}
 }

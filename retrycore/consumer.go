@@ -112,8 +112,9 @@ func Run(ctx context.Context, opts RunOptions, h Handler) error {
 	}
 	o := opts.withDefaults()
 	log := o.Logger.With("pipeline", o.Pipeline.Name)
-	short := 0 // consecutive sessions that ended quickly
-	for n := 1; ; n++ {
+	short := 0    // consecutive sessions (or attempts) that ended quickly
+	sessions := 0 // sessions that started consuming
+	for {
 		s, err := connect(ctx, &o, h, log)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -129,13 +130,14 @@ func Run(ctx context.Context, opts RunOptions, h Handler) error {
 			short++
 			continue
 		}
-		if n > 1 {
+		sessions++
+		if sessions > 1 {
 			o.Metrics.reconnected()
 		}
 		started := time.Now()
-		log.Info("consuming", "queue", o.Pipeline.Main.Queue, "session", n, "prefetch", o.Pipeline.Prefetch, "concurrency", o.Pipeline.Concurrency, "url", broker.Redact(o.Broker.URL))
+		log.Info("consuming", "queue", o.Pipeline.Main.Queue, "session", sessions, "prefetch", o.Pipeline.Prefetch, "concurrency", o.Pipeline.Concurrency, "url", broker.Redact(o.Broker.URL))
 		if o.OnConsuming != nil {
-			o.OnConsuming(n)
+			o.OnConsuming(sessions)
 		}
 		lost := s.run(ctx)
 		if ctx.Err() != nil {

@@ -383,3 +383,24 @@ func TestRunSelectsTheDelayTierByRetryNumber(t *testing.T) {
 		t.Fatalf("the copy in the long tier should have passed through the short one once: %+v", deaths)
 	}
 }
+
+func TestRunQuorumPipelineRetriesThenParks(t *testing.T) {
+	p := testPipeline(t, QueueQuorum, 200*time.Millisecond)
+	p.MaxRetries = 2
+	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("still broken") }), nil)
+	publishN(t, p, "quorum", 1, func(int) string { return "x" })
+	var outcomes []string
+	for _, r := range l.collect(func(all []Result) bool { return len(all) == 3 }) {
+		outcomes = append(outcomes, r.Outcome)
+	}
+	if fmt.Sprint(outcomes) != "[retried retried parked]" {
+		t.Fatalf("outcomes %v", outcomes)
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	parked := brokertest.Drain(t, brokertest.Channel(t), p.Error.Queue)
+	if len(parked) != 1 || parked[0].Headers[HeaderRetryCount] != int32(2) || parked[0].Headers[HeaderFailureKind] != KindRetriesExhausted {
+		t.Fatalf("parked: %+v", parked)
+	}
+}
