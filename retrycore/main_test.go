@@ -12,8 +12,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// The management client's keep-alive connections (net/http's
 		// shared transport) idle between requests by design.
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 	)
 }
