@@ -218,30 +218,45 @@ func (q *QueueInfo) fixTypes() {
 
 // DeliveryLimit is the effective delivery limit of a quorum queue.
 type DeliveryLimit struct {
-	Limit  int64  // 0: unlimited
+	// None is true when RabbitMQ never drops a message for its delivery count.
+	None bool
+	// Limit is the highest x-delivery-count a message survives a give-back
+	// to; 0 means the first give-back already drops it.
+	Limit  int64
 	Source string // "x-delivery-limit argument", "policy p", "RabbitMQ 4.x default", …
 }
 
 // Unlimited reports whether the queue never drops a message for its
 // delivery count.
-func (d DeliveryLimit) Unlimited() bool { return d.Limit <= 0 }
+func (d DeliveryLimit) Unlimited() bool { return d.None }
 
 // EffectiveDeliveryLimit works out the delivery limit RabbitMQ applies to a
 // quorum queue: the smaller of the x-delivery-limit argument and the policy
-// (operator policies are merged into the effective definition); -1 or 0
-// means none set; on RabbitMQ 4.0+ an unset limit is 20.
+// (operator policies are merged into the effective definition). From 4.0 a
+// negative value disables the limit and an unset one is 20. On 3.x an unset
+// limit is none, but a negative or zero one is taken literally (measured on
+// 3.10.8: x-delivery-limit -1 dropped a message on its first give-back).
 func EffectiveDeliveryLimit(q QueueInfo, server Version) DeliveryLimit {
 	if q.Type != "quorum" {
-		return DeliveryLimit{Source: q.Type + " queues have no delivery limit"}
+		return DeliveryLimit{None: true, Source: q.Type + " queues have no delivery limit"}
 	}
-	best := DeliveryLimit{}
+	v4 := server.AtLeast(4, 0, 0) || !server.Known() // unknown: assume the stricter 4.x rules
+	var best *DeliveryLimit
+	disabled := false
 	consider := func(v any, source string) {
 		n, ok := toInt64(v)
-		if !ok || n < 0 {
+		if !ok {
 			return
 		}
-		if best.Limit == 0 || n < best.Limit {
-			best = DeliveryLimit{Limit: n, Source: source}
+		if n < 0 && v4 {
+			disabled = true
+			return
+		}
+		if n < 0 {
+			n = 0
+		}
+		if best == nil || n < best.Limit {
+			best = &DeliveryLimit{Limit: n, Source: source}
 		}
 	}
 	consider(q.Arguments["x-delivery-limit"], "x-delivery-limit argument")
@@ -250,24 +265,17 @@ func EffectiveDeliveryLimit(q QueueInfo, server Version) DeliveryLimit {
 		policy += " / operator policy " + q.OperatorPolicy
 	}
 	consider(q.EffectivePolicy["delivery-limit"], policy)
-	if best.Limit > 0 {
-		return best
-	}
-	if disabled(q.Arguments["x-delivery-limit"]) || disabled(q.EffectivePolicy["delivery-limit"]) {
-		return DeliveryLimit{Source: "delivery limit disabled (-1)"}
-	}
-	if server.AtLeast(4, 0, 0) {
+	switch {
+	case best != nil:
+		return *best
+	case disabled:
+		return DeliveryLimit{None: true, Source: "delivery limit disabled (-1)"}
+	case v4 && server.Known():
 		return DeliveryLimit{Limit: 20, Source: "RabbitMQ " + server.String() + " default"}
+	case v4:
+		return DeliveryLimit{Limit: 20, Source: "server version unknown: assuming the 4.x default of 20"}
 	}
-	if !server.Known() {
-		return DeliveryLimit{Limit: 20, Source: "server version unknown: assuming the 4.x default"}
-	}
-	return DeliveryLimit{Source: "no limit set (RabbitMQ " + server.String() + ")"}
-}
-
-func disabled(v any) bool {
-	n, ok := toInt64(v)
-	return ok && n < 0
+	return DeliveryLimit{None: true, Source: "no limit set (RabbitMQ " + server.String() + ")"}
 }
 
 func toInt64(v any) (int64, bool) {
