@@ -22,6 +22,8 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui"
+	"github.com/parkinglot/parkinglot/ui/demo"
 )
 
 // version is set by the Makefile (-ldflags "-X main.version=…").
@@ -131,6 +133,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newDeleteCmd(a),
 		newExportCmd(a),
 		newImportCmd(a),
+		newDemoCmd(a),
 	)
 	return root
 }
@@ -189,9 +192,67 @@ func newTUICmd(a *app) *cobra.Command {
 	}
 }
 
-// runTUI starts the terminal UI. (Filled in by the ui package's issue.)
-func runTUI(_ context.Context, _ *app, _ string) error {
-	return errors.New("the terminal UI is not built yet")
+// runTUI opens the terminal UI on queue ("" for the queue list). It
+// returns once every message a browse held is given back.
+func runTUI(ctx context.Context, a *app, queue string) error {
+	quiet := *a
+	quiet.log = slog.New(slog.DiscardHandler) // the TUI owns the terminal: log lines would tear it
+	s, err := quiet.session(ctx, "tui")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return ui.Run(ctx, ui.NewSessionBackend(s), ui.RunOptions{
+		Options: ui.Options{Queue: queue},
+		Input:   a.stdin, Output: a.stdout, Errors: a.stderr,
+	})
+}
+
+// newDemoCmd is `parkinglot demo`: a demo pipeline filled through the
+// embedded consumer, then the TUI on its parking lot.
+func newDemoCmd(a *app) *cobra.Command {
+	var o struct {
+		name, queueType string
+		noTUI, clean    bool
+		timeout         time.Duration
+	}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Declare a demo pipeline, push good, flaky and poison payments through the consumer, open the TUI on its parking lot",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, _ := a.conn.Management() // optional
+			log := a.log
+			if a.logLevel == "info" { // the default: keep the consumer's routine lines out of the demo
+				log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: redactAttr}))
+			}
+			do := demo.Options{Name: o.name, QueueType: o.queueType, Broker: a.conn.Options("parkinglot demo " + o.name),
+				Management: m, Logger: log, Progress: a.stderr, Timeout: o.timeout}
+			if o.clean {
+				return demo.Clean(cmd.Context(), do)
+			}
+			sum, err := demo.Seed(cmd.Context(), do)
+			if err != nil {
+				return err
+			}
+			if o.noTUI || !a.isTerminal {
+				if a.output == "json" {
+					return json.NewEncoder(cmd.OutOrStdout()).Encode(sum)
+				}
+				return sum.WriteText(cmd.OutOrStdout())
+			}
+			err = runTUI(cmd.Context(), a, sum.ParkingLot())
+			fmt.Fprintf(a.stderr, "replayed messages wait in %s (the demo's consumer is stopped); `parkinglot demo --clean` removes the demo\n", sum.Pipeline.Main.Queue)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", demo.DefaultName, "pipeline name, the prefix of its queues and exchanges")
+	f.StringVar(&o.queueType, "queue-type", "classic", "classic or quorum")
+	f.BoolVar(&o.noTUI, "no-tui", false, "seed only and print a summary (for scripts and tests)")
+	f.BoolVar(&o.clean, "clean", false, "delete the demo's queues and exchanges, and exit")
+	f.DurationVar(&o.timeout, "timeout", 90*time.Second, "how long to wait for the parking lot to fill")
+	return cmd
 }
 
 func isTerminal(f any) bool {

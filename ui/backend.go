@@ -112,10 +112,13 @@ type PlannedRoute struct {
 	// false when the management API could not tell.
 	Queues []string
 	Known  bool
-	// FailedQueue is the queue the messages failed in, when the headers
-	// name it; a route reaching more than it means other services get a
-	// copy too.
-	FailedQueue string
+	// FailedQueues are the queues the messages failed in, when the headers
+	// name them; a route reaching more than those means other services get
+	// a copy too.
+	FailedQueues []string
+	// Problem says why the preview is missing or why the route is bad
+	// ("exchange x does not exist").
+	Problem string
 }
 
 // Unroutable reports a route the preview knows reaches no queue.

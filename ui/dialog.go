@@ -346,8 +346,8 @@ func (d *dialog) confirm() tea.Cmd {
 
 func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
 	d.result, d.err = msg.res, msg.err
-	if d.kind == actionEdit && msg.err == nil {
-		d.draft = nil // sent: the backend removed it
+	if d.kind == actionEdit && !errors.Is(msg.err, replay.ErrInvalidBody) {
+		d.draft = nil // used: the backend removed it; only an invalid edit is kept to try again
 	}
 	text, kind := d.summary()
 	removed := d.kind != actionExport && d.result.Done > 0

@@ -72,7 +72,7 @@ func TestReplayTargetFailedQueue(t *testing.T) {
 	seedDemo(fb)
 	fb.plan = &Plan{Messages: 1, Routes: []PlannedRoute{{
 		Destination: retrycore.Destination{Exchange: "demo.main", RoutingKey: "payment.execute"}, Source: "x-original-exchange",
-		Messages: 1, Queues: []string{"audit.queue", "demo.main.queue"}, Known: true, FailedQueue: "demo.main.queue",
+		Messages: 1, Queues: []string{"audit.queue", "demo.main.queue"}, Known: true, FailedQueues: []string{"demo.main.queue"},
 	}}}
 	hs := newHarness(t, fb, "demo.error.dlq", 120, 30)
 	hs.until("loaded", hs.loaded)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // maxPlanRoutes bounds the destinations listed; the rest are counted.
@@ -111,7 +113,13 @@ func (d *dialog) planLines(inner int) []string {
 		dest := clean(r.Destination.String())
 		switch {
 		case !r.Known:
-			lines = append(lines, prefix+dest+st.Dim.Render(" → route unknown (management API unavailable)"))
+			why := "route unknown (management API unavailable)"
+			if r.Problem != "" {
+				why = r.Problem
+			}
+			lines = append(lines, prefix+dest+st.Dim.Render(" → "+clean(why)))
+		case r.Unroutable() && r.Problem != "":
+			lines = append(lines, prefix+dest+st.Error.Render(" → "+clean(r.Problem)+": it would stay parked"))
 		case r.Unroutable():
 			lines = append(lines, prefix+dest+st.Error.Render(" → reaches NO queue: the broker would return it and it stays parked"))
 		default:
@@ -122,7 +130,7 @@ func (d *dialog) planLines(inner int) []string {
 		}
 		if others := otherQueues(r); len(others) > 0 {
 			lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ also reaches %s: other consumers get a copy again — ctrl+t sends to %s alone",
-				clean(strings.Join(others, ", ")), clean(r.FailedQueue))))
+				clean(strings.Join(others, ", ")), clean(strings.Join(r.FailedQueues, ", ")))))
 		}
 	}
 	if p.Unresolved > 0 {
@@ -136,12 +144,12 @@ func (d *dialog) planLines(inner int) []string {
 
 // otherQueues are the queues a route reaches besides the one that failed.
 func otherQueues(r PlannedRoute) []string {
-	if r.FailedQueue == "" || !r.Known {
+	if len(r.FailedQueues) == 0 || !r.Known {
 		return nil
 	}
 	var out []string
 	for _, q := range r.Queues {
-		if q != r.FailedQueue {
+		if !contains(r.FailedQueues, q) {
 			out = append(out, q)
 		}
 	}
@@ -155,7 +163,7 @@ func (d *dialog) progressLines() []string {
 	lines := []string{
 		d.bar.ViewAs(min(pct, 1)) + fmt.Sprintf("  %d/%d", d.ev.Done, total),
 	}
-	if d.ev.Kind == "failed" && d.ev.Err != "" {
+	if d.ev.Kind == replay.EventFailed && d.ev.Err != "" {
 		lines = append(lines, st.Warning.Render("last failure: "+clean(d.ev.Err)))
 	}
 	if d.cancelling {

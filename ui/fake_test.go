@@ -175,7 +175,7 @@ func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
 		return *f.plan, nil
 	}
 	r := PlannedRoute{Destination: retrycore.Destination{Exchange: "demo.main", RoutingKey: "payment.execute"},
-		Source: retrycore.HeaderOriginalExchange, Messages: len(req.Select.IDs), Queues: []string{"demo.main.queue"}, Known: true, FailedQueue: "demo.main.queue"}
+		Source: retrycore.HeaderOriginalExchange, Messages: len(req.Select.IDs), Queues: []string{"demo.main.queue"}, Known: true, FailedQueues: []string{"demo.main.queue"}}
 	switch {
 	case req.To != nil:
 		r.Destination, r.Source, r.Queues = *req.To, "typed destination", nil

@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// sessionBackend adapts *replay.Session to Backend: the only file that
+// follows replay's API.
+type sessionBackend struct{ s *replay.Session }
+
+// NewSessionBackend is the real Backend.
+func NewSessionBackend(s *replay.Session) Backend { return sessionBackend{s} }
+
+func (b sessionBackend) Describe() string { return b.s.Describe() }
+
+func (b sessionBackend) Queues(ctx context.Context) ([]QueueRow, error) {
+	rows, err := b.s.Queues(ctx)
+	out := make([]QueueRow, len(rows))
+	for i, r := range rows {
+		out[i] = QueueRow(r)
+	}
+	return out, err
+}
+
+func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error) {
+	br, err := b.s.Browse(ctx, replay.BrowseOptions{Queue: req.Queue, Limit: req.Limit, Spool: true, OnBatch: req.OnBatch})
+	var res BrowseResult
+	if br != nil {
+		res.Facts, res.Report = br.Facts, br.Report
+		if br.Spool != nil { // a nil *Spool in the interface would not be nil
+			res.Messages = br.Spool
+		}
+	}
+	return res, err
+}
+
+func (b sessionBackend) options(req ActionRequest) replay.Options {
+	target := req.Target
+	if req.To != nil {
+		target = replay.TargetOrigin // a typed destination wins over the toggle
+	}
+	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: target, Rate: req.Rate, Progress: req.Progress}
+}
+
+func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, error) {
+	p, err := b.s.Plan(ctx, b.options(req))
+	if err != nil {
+		return Plan{}, err
+	}
+	return planFrom(p), nil
+}
+
+// planFrom turns replay's plan into what the dialog shows.
+func planFrom(p replay.Plan) Plan {
+	out := Plan{Messages: len(p.Items), Unresolved: len(p.Refused)}
+	sources := map[string]map[string]int{} // destination → source → messages
+	for _, it := range p.Items {
+		k := it.Destination.String()
+		if sources[k] == nil {
+			sources[k] = map[string]int{}
+		}
+		sources[k][it.Source]++
+	}
+	for _, r := range p.Routes {
+		pr := PlannedRoute{
+			Destination: r.Destination, Messages: r.Messages, Queues: r.Queues,
+			Known: r.Available, FailedQueues: r.FailedQueues, Problem: r.Err,
+			Source: mostCommon(sources[r.Destination.String()]),
+		}
+		out.Routes = append(out.Routes, pr)
+	}
+	if len(p.Refused) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) would not be sent: %s", len(p.Refused), p.Refused[0].Err))
+	}
+	if len(p.Missing) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) are no longer in the queue", len(p.Missing)))
+	}
+	out.Warnings = append(out.Warnings, p.Notes...)
+	return out
+}
+
+func mostCommon(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	if len(keys) == 0 {
+		return ""
+	}
+	if len(keys) > 1 {
+		return keys[0] + fmt.Sprintf(" (and %d other rules)", len(keys)-1)
+	}
+	return keys[0]
+}
+
+func (b sessionBackend) Replay(ctx context.Context, req ActionRequest) (replay.Result, error) {
+	return b.s.Replay(ctx, b.options(req))
+}
+
+func (b sessionBackend) Delete(ctx context.Context, req ActionRequest) (replay.Result, error) {
+	return b.s.Delete(ctx, replay.DeleteOptions{Queue: req.Queue, Select: req.Select, Progress: req.Progress})
+}
+
+func (b sessionBackend) Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
+	return b.s.Export(ctx, replay.ExportOptions{Queue: req.Queue, Select: req.Select, File: path, Progress: req.Progress})
+}
+
+func (b sessionBackend) PrepareEdit(ctx context.Context, queue, id string) (*EditDraft, error) {
+	d, err := b.s.PrepareEdit(ctx, queue, id)
+	if err != nil {
+		return nil, err
+	}
+	return &EditDraft{Queue: d.Queue, ID: d.ID, Path: d.Path, ContentType: d.ContentType, Opaque: d}, nil
+}
+
+// FinishEdit checks the body first: replay.FinishEdit removes the draft
+// in every case, and an invalid edit should stay for another try.
+func (b sessionBackend) FinishEdit(ctx context.Context, d *EditDraft, req ActionRequest) (replay.Result, error) {
+	rd, ok := d.Opaque.(*replay.EditDraft)
+	if !ok {
+		return replay.Result{}, errors.New("edit: draft from another backend")
+	}
+	if _, err := rd.Check(); err != nil {
+		return replay.Result{}, err
+	}
+	return b.s.FinishEdit(ctx, rd, b.options(req))
+}
+
+func (b sessionBackend) DiscardEdit(d *EditDraft) {
+	if rd, ok := d.Opaque.(*replay.EditDraft); ok {
+		_ = rd.Discard()
+	}
+}
