@@ -98,7 +98,7 @@ func (h *ExecHandler) Handle(ctx context.Context, d Delivery) error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	cmd.WaitDelay = h.opts.KillGrace
-	cmd.Env = append(os.Environ(), h.opts.Env...)
+	cmd.Env = append(handlerEnviron(), h.opts.Env...)
 	cmd.Env = append(cmd.Env,
 		"PARKINGLOT_MESSAGE_ID="+d.MessageID,
 		"PARKINGLOT_ROUTING_KEY="+d.RoutingKey,
@@ -128,6 +128,23 @@ func (h *ExecHandler) Handle(ctx context.Context, d Delivery) error {
 		return Permanent(errors.New(text))
 	}
 	return errors.New(text)
+}
+
+// secretEnv holds the daemon's own connection settings: they carry the
+// broker password, which a handler has no need to see.
+var secretEnv = map[string]bool{"PARKINGLOT_URL": true, "PARKINGLOT_MANAGEMENT_URL": true, "AMQP_URL": true, "MANAGEMENT_URL": true}
+
+// handlerEnviron is the daemon's environment without its credentials.
+func handlerEnviron() []string {
+	env := os.Environ()
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !secretEnv[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // killedError is a handler stopped by its context (the timeout): the

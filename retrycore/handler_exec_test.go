@@ -207,6 +207,21 @@ func TestExecHandlerEnvironmentAndStdin(t *testing.T) {
 	}
 }
 
+func TestExecHandlerDoesNotPassTheBrokerPassword(t *testing.T) {
+	t.Setenv("PARKINGLOT_URL", "amqp://guest:s3cret-env@127.0.0.1:5672/")
+	t.Setenv("PARKINGLOT_MANAGEMENT_URL", "http://guest:s3cret-env@127.0.0.1:15672")
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env")
+	h := newExec(t, handlerScript(t, "env.sh"), envFile, filepath.Join(dir, "body"))
+	if err := h.Handle(context.Background(), Delivery{MessageID: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(envFile)
+	if strings.Contains(string(raw), "s3cret-env") {
+		t.Fatalf("the handler's environment holds the broker password:\n%s", raw)
+	}
+}
+
 func TestExecHandlerHeadersEnvIsBounded(t *testing.T) {
 	deaths := make([]any, 2000)
 	for i := range deaths {
