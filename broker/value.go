@@ -30,8 +30,15 @@ type decimalJSON struct {
 	Value int32 `json:"value"`
 }
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxDepth = 64
+// maxDepth is amqp091-go's own reading limit (read.go maxFieldDepth),
+// counted the same way: the broker accepts deeper headers, but a consumer
+// built on amqp091-go then fails the whole connection with a frame error
+// (measured on 3.10.8), so the JSON form refuses to build such a message.
+const maxDepth = 32
+
+// maxElements is amqp091-go's limit on entries in one table or array
+// (read.go maxContainerElements); more would make the message unreadable.
+const maxElements = 8192
 
 // ErrBadValue marks a header value that cannot be encoded or decoded.
 var ErrBadValue = errors.New("bad header value")
@@ -99,6 +106,10 @@ func encodeTable(t amqp.Table, depth int) (json.RawMessage, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
+		if !utf8.ValidString(k) {
+			// JSON keys cannot carry it: encoding would silently change the key.
+			return nil, fmt.Errorf("%w: header name %q is not valid UTF-8", ErrBadValue, k)
+		}
 		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')
@@ -118,7 +129,12 @@ func encodeValue(v any, depth int) (json.RawMessage, error) {
 	switch x := v.(type) {
 	case nil:
 		return json.Marshal(tv)
-	case bool, int8, uint8, int16, uint16, int32, int, uint32, int64:
+	case int:
+		if x < math.MinInt32 || x > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: Go int %d does not fit the int32 amqp091-go writes", ErrBadValue, x)
+		}
+		raw = x
+	case bool, int8, uint8, int16, uint16, int32, uint32, int64:
 		raw = x
 	case float32:
 		f := float64(x)
@@ -144,7 +160,13 @@ func encodeValue(v any, depth int) (json.RawMessage, error) {
 	case []byte:
 		raw = base64.StdEncoding.EncodeToString(x)
 	case time.Time:
-		raw = x.UTC().Format(time.RFC3339)
+		if y := x.UTC().Year(); y < 0 || y > 9999 {
+			// RFC 3339 has four-digit years; the wire has 64-bit seconds
+			// (a producer writing milliseconds lands here): keep the number.
+			raw = x.Unix()
+		} else {
+			raw = x.UTC().Format(time.RFC3339)
+		}
 	case amqp.Table:
 		b, err := encodeTable(x, depth)
 		if err != nil {
@@ -205,6 +227,9 @@ func decodeTable(data []byte, depth int) (amqp.Table, error) {
 	if fields == nil {
 		return nil, nil
 	}
+	if len(fields) > maxElements {
+		return nil, fmt.Errorf("%w: table of %d entries; amqp091-go reads at most %d", ErrBadValue, len(fields), maxElements)
+	}
 	t := make(amqp.Table, len(fields))
 	for k, raw := range fields {
 		v, err := decodeValue(raw, depth+1)
@@ -216,10 +241,9 @@ func decodeTable(data []byte, depth int) (amqp.Table, error) {
 	return t, nil
 }
 
+// decodeValue counts depth as encodeValue does (tables and arrays, not
+// scalars), so that whatever EncodeTable writes, DecodeTable reads.
 func decodeValue(data []byte, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("%w: nested deeper than %d", ErrBadValue, maxDepth)
-	}
 	var tv typedValue
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -321,6 +345,9 @@ func decodeValue(data []byte, depth int) (any, error) {
 		}
 		return b, nil
 	case "timestamp":
+		if sec, err := strconv.ParseInt(string(tv.Value), 10, 64); err == nil {
+			return time.Unix(sec, 0), nil // a year RFC 3339 cannot write
+		}
 		var s string
 		if err := json.Unmarshal(tv.Value, &s); err != nil {
 			return nil, bad(err)
@@ -331,11 +358,24 @@ func decodeValue(data []byte, depth int) (any, error) {
 		}
 		return time.Unix(ts.Unix(), 0), nil // as amqp091-go decodes it
 	case "table":
-		return decodeTable(tv.Value, depth)
+		t, err := decodeTable(tv.Value, depth)
+		if t == nil && err == nil {
+			t = amqp.Table{} // "value":null; a nested table is never nil on the wire
+		}
+		return t, err
 	case "array":
+		if depth > maxDepth {
+			return nil, fmt.Errorf("%w: nested deeper than %d", ErrBadValue, maxDepth)
+		}
 		var elems []json.RawMessage
 		if err := json.Unmarshal(tv.Value, &elems); err != nil {
 			return nil, bad(err)
+		}
+		if len(elems) == 0 {
+			return []any(nil), nil // amqp091-go reads an empty array as nil
+		}
+		if len(elems) > maxElements {
+			return nil, fmt.Errorf("%w: array of %d elements; amqp091-go reads at most %d", ErrBadValue, len(elems), maxElements)
 		}
 		out := make([]any, len(elems))
 		for i, e := range elems {
