@@ -1,0 +1,89 @@
+package broker
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+var contentIDForm = regexp.MustCompile(`^sha256:[0-9a-f]{12}$`)
+
+func TestIDPrefersMessageID(t *testing.T) {
+	m := Message{Properties: Properties{MessageID: "order-42"}, Body: []byte("x")}
+	if got := m.ID(); got != "order-42" {
+		t.Fatalf("ID() = %q, want the message_id", got)
+	}
+	m.Properties.MessageID = ""
+	if got := m.ID(); !contentIDForm.MatchString(got) || got != ContentID(m.Body, m.Headers) {
+		t.Fatalf("ID() without message_id = %q, want the content id", got)
+	}
+}
+
+func TestContentID(t *testing.T) {
+	headers := amqp.Table{
+		"x-death":        []any{amqp.Table{"count": int64(1), "queue": "q", "time": time.Unix(1714564800, 0)}},
+		"x-last-error":   "boom",
+		"x-retry-count":  int32(2),
+		"x-parked-at":    time.Unix(1714564800, 0),
+		"binary":         []byte{0xff},
+		"x-first-failed": time.Unix(1714564700, 0),
+	}
+	body := []byte(`{"order":42}`)
+	base := ContentID(body, headers)
+	if !contentIDForm.MatchString(base) {
+		t.Fatalf("content id %q: want sha256: and 12 hex digits", base)
+	}
+
+	same := func(name string, b []byte, h amqp.Table) {
+		t.Helper()
+		if got := ContentID(b, h); got != base {
+			t.Errorf("%s: id %s, want %s", name, got, base)
+		}
+	}
+	differs := func(name string, b []byte, h amqp.Table) {
+		t.Helper()
+		if got := ContentID(b, h); got == base {
+			t.Errorf("%s: id unchanged %s", name, got)
+		}
+	}
+	same("again", body, headers)
+	same("clone", append([]byte(nil), body...), CloneTable(headers))
+
+	// A quorum queue adds x-delivery-count on every give-back; the id of a
+	// message must not change because it was browsed.
+	redelivered := CloneTable(headers)
+	redelivered["x-delivery-count"] = int64(1)
+	same("x-delivery-count 1", body, redelivered)
+	redelivered["x-delivery-count"] = int64(7)
+	same("x-delivery-count 7", body, redelivered)
+
+	differs("other body", []byte(`{"order":43}`), headers)
+	differs("body plus a byte", append(append([]byte(nil), body...), ' '), headers)
+	other := CloneTable(headers)
+	other["x-retry-count"] = int32(3)
+	differs("other header value", body, other)
+	retyped := CloneTable(headers)
+	retyped["x-retry-count"] = int64(2) // same number, other AMQP type: another message
+	differs("other header type", body, retyped)
+	differs("no headers", body, nil)
+	// Body and headers are separated, so bytes cannot move between them.
+	if ContentID([]byte("a"), nil) == ContentID(nil, amqp.Table{"a": ""}) {
+		t.Error("body and headers run together")
+	}
+}
+
+// TestContentIDMapOrder: Go maps iterate in random order; the id must not.
+func TestContentIDMapOrder(t *testing.T) {
+	h := amqp.Table{}
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+		h[k] = k
+	}
+	want := ContentID(nil, h)
+	for i := 0; i < 50; i++ {
+		if got := ContentID(nil, CloneTable(h)); got != want {
+			t.Fatalf("id changed between calls: %s vs %s", got, want)
+		}
+	}
+}
