@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -18,20 +19,33 @@ const redactedPassword = "xxxxx"
 
 // userinfoPattern finds "scheme://user:password@" inside free text, so that
 // error strings from libraries (which may quote the URL) are redacted too.
-var userinfoPattern = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*):([^@\s]*)@`)
+// The password runs to the last "@" before white space: people paste
+// passwords with unescaped "@", "/", "?" or "#", and masking too much is
+// better than showing the tail of one.
+var userinfoPattern = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*):(\S*)@`)
 
 // Redact returns raw with any password replaced, for display. It never fails:
 // a string that is not a URL is returned with URL-shaped credentials masked.
+// It works on the text rather than on url.Parse, which splits a password
+// holding an unescaped "#", "?" or "/" and would leave its tail visible.
 func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), redactedPassword)
-			return u.String()
-		}
+	if strings.ContainsAny(raw, " \t\r\n") {
+		return RedactText(raw)
+	}
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		i = -3 // "user:password@host" without a scheme is still a password
+	}
+	rest := raw[i+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
 		return raw
 	}
-	return RedactText(raw)
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return raw
+	}
+	return raw[:i+3] + user + ":" + redactedPassword + "@" + rest[at+1:]
 }
 
 // RedactText masks credentials of every URL that appears in free text, such as
@@ -46,9 +60,20 @@ func ParseURL(raw string) (amqp.URI, error) {
 	if strings.TrimSpace(raw) == "" {
 		return amqp.URI{}, fmt.Errorf("%w: empty URL (set --url or PARKINGLOT_URL)", ErrBadURL)
 	}
+	if strings.ContainsAny(raw, " \t\r\n") {
+		return amqp.URI{}, fmt.Errorf("%w %q: contains white space", ErrBadURL, Redact(raw))
+	}
+	if !strings.Contains(raw, "://") {
+		// net/url would read "localhost:5672" or "user:pw@host" as a scheme.
+		return amqp.URI{}, fmt.Errorf("%w %q: no scheme; use amqp:// or amqps://", ErrBadURL, Redact(raw))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return amqp.URI{}, fmt.Errorf("%w %q: cannot parse it", ErrBadURL, Redact(raw))
+		// net/url's text quotes the input, password included: say it in our words.
+		if strings.Contains(err.Error(), "invalid port") {
+			return amqp.URI{}, fmt.Errorf("%w %q: bad port; want a number from 1 to 65535 (percent-encode @ : / ? # %% in a password)", ErrBadURL, Redact(raw))
+		}
+		return amqp.URI{}, fmt.Errorf("%w %q: cannot parse it (percent-encode @ : / ? # %% in the user name or password)", ErrBadURL, Redact(raw))
 	}
 	switch u.Scheme {
 	case "amqp", "amqps":
@@ -57,8 +82,15 @@ func ParseURL(raw string) (amqp.URI, error) {
 	default:
 		return amqp.URI{}, fmt.Errorf("%w %q: scheme %q is not amqp or amqps", ErrBadURL, Redact(raw), u.Scheme)
 	}
-	if u.Host == "" {
+	if u.Hostname() == "" {
 		return amqp.URI{}, fmt.Errorf("%w %q: no host", ErrBadURL, Redact(raw))
+	}
+	if p := u.Port(); p != "" {
+		// The value is not quoted: with an unescaped "/" in the password,
+		// net/url takes part of the password for the port.
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return amqp.URI{}, fmt.Errorf("%w %q: bad port; want a number from 1 to 65535", ErrBadURL, Redact(raw))
+		}
 	}
 	uri, err := amqp.ParseURI(raw)
 	if err != nil {
