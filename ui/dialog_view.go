@@ -71,7 +71,7 @@ func (d *dialog) confirmLines(inner int) []string {
 		if d.onlyQueue {
 			target = "the failed queue alone (default exchange)"
 		}
-		lines = append(lines, st.Dim.Render("Send to     ")+target+st.Dim.Render("  (ctrl+t)"))
+		lines = append(lines, st.Dim.Render("  Send to     ")+target+st.Dim.Render("  (ctrl+t)"))
 	}
 	if d.problem != "" {
 		lines = append(lines, "", st.Error.Render("✗ "+d.problem))
@@ -81,11 +81,11 @@ func (d *dialog) confirmLines(inner int) []string {
 
 // field is one labelled input; the focused one's label is highlighted.
 func (d *dialog) field(i int, label, view string) string {
-	l := fmt.Sprintf("%-12s", label)
+	// The marker shows the focus without colour (NO_COLOR).
 	if i == d.focus {
-		return d.c.styles.Focused.Render(l) + view
+		return d.c.styles.Focused.Render(fmt.Sprintf("› %-12s", label)) + view
 	}
-	return d.c.styles.Dim.Render(l) + view
+	return d.c.styles.Dim.Render(fmt.Sprintf("  %-12s", label)) + view
 }
 
 // planLines show exactly what a replay would do.

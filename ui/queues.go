@@ -49,10 +49,10 @@ func (q *queuesScreen) SetSize(w, h int) {
 
 func (q *queuesScreen) columns() []table.Column {
 	// Each cell has one column of right padding (the table style).
-	fixed := 2 + 8 + 9 + 9 + 10 + 9 + 7
+	fixed := 3 + 8 + 9 + 9 + 10 + 9 + 7
 	name := max(q.width-fixed, 16)
 	return []table.Column{
-		{Title: "", Width: 2},
+		{Title: "", Width: 3},
 		{Title: "QUEUE", Width: name},
 		{Title: "TYPE", Width: 8},
 		{Title: "MESSAGES", Width: 9},
@@ -64,10 +64,16 @@ func (q *queuesScreen) columns() []table.Column {
 
 func (q *queuesScreen) setRows() {
 	rows := make([]table.Row, 0, len(q.rows))
-	for _, r := range q.rows {
-		mark := ""
+	cursor := max(q.table.Cursor(), 0) // the table leaves it at -1 after an empty list
+	for i, r := range q.rows {
+		// The cursor mark shows the row without colour (NO_COLOR drops
+		// the reverse video).
+		mark := " "
+		if i == cursor {
+			mark = "▸"
+		}
 		if r.ParkingLot {
-			mark = "P"
+			mark += "P"
 		}
 		rows = append(rows, table.Row{
 			mark,
@@ -81,7 +87,7 @@ func (q *queuesScreen) setRows() {
 	}
 	q.table.SetRows(rows)
 	if q.table.Cursor() < 0 && len(rows) > 0 {
-		q.table.SetCursor(0) // the table leaves it at -1 after an empty list
+		q.table.SetCursor(0)
 	}
 }
 
@@ -109,6 +115,7 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 		var cmd tea.Cmd
 		q.table, cmd = q.table.Update(msg)
+		q.setRows() // move the cursor mark
 		return q, cmd
 	}
 	return q, nil
