@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // BrowseOptions say what to list.
@@ -121,6 +122,7 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 		if !ok {
 			continue
 		}
+		sum.Group = retrycore.GroupKey(sum.Facts.Error)
 		if b.Spool != nil {
 			i, err := b.Spool.Append(h.Message)
 			if err != nil {
@@ -157,7 +159,9 @@ func (s *Session) Find(ctx context.Context, queue, id string) (broker.Message, S
 		}
 		if h.ID() == id {
 			m := h.Message
-			return m, summarize(ctx, m, id, q), nil
+			sum := summarize(ctx, m, id, q)
+			sum.Group = retrycore.GroupKey(sum.Facts.Error)
+			return m, sum, nil
 		}
 	}
 }

@@ -300,13 +300,16 @@ func FormatBody(body []byte, contentType string, limit int) string {
 		}
 	}
 	if out == "" {
-		switch t := trimPartialRune(shown); {
-		case utf8.Valid(t):
+		t := shown
+		if cut {
+			t = trimPartialRune(t)
+		}
+		if isText(t) {
 			out = string(t)
 			if !strings.HasSuffix(out, "\n") {
 				out += "\n"
 			}
-		default:
+		} else {
 			out = hex.Dump(shown)
 		}
 	}
@@ -318,11 +321,31 @@ func FormatBody(body []byte, contentType string, limit int) string {
 
 // trimPartialRune drops a rune cut in half at the end of a shortened body.
 func trimPartialRune(b []byte) []byte {
-	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
-		if utf8.Valid(b) {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
 			return b
 		}
-		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// isText: valid UTF-8 without NUL bytes and with few control characters;
+// anything else is shown as a hex dump.
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	ctl := 0
+	for _, c := range b {
+		switch {
+		case c == 0:
+			return false
+		case c < 0x20 && c != '\n' && c != '\r' && c != '\t', c == 0x7f:
+			ctl++
+		}
+	}
+	return ctl*20 <= len(b)
 }

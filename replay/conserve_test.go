@@ -1,0 +1,150 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// waitListed polls the management API until a connection whose name has
+// the prefix is listed (it lists new connections only after a few
+// seconds).
+func waitListed(t *testing.T, m *broker.Management, prefix string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conns, err := m.Connections(ctx)
+		cancel()
+		if err == nil {
+			for _, c := range conns {
+				if strings.HasPrefix(c.ClientName(), prefix) {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %q never listed by the management API", prefix)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Force-closing the publishing and then the consuming connection during a
+// 5,000-message replay loses nothing: every message is in the parking lot
+// or at the destination, duplicates stay within the in-flight window and
+// carry the same x-replay-id, and every removed message has its audit
+// entry.
+func TestForcedConnectionCloseDuringReplayLosesNothing(t *testing.T) {
+	const n, window = 5000, 512
+	ch := brokertest.Channel(t)
+	mgmt := brokertest.Management(t)
+	q := brokertest.Name(t, "dlq")
+	dst := brokertest.Name(t, "dst")
+	warm := brokertest.Name(t, "warm")
+	for _, name := range []string{q, dst, warm} {
+		brokertest.DeclareQueue(t, ch, name, nil)
+	}
+	body := bytes.Repeat([]byte("x"), 1024)
+	publishN(t, ch, "", q, n, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: idOf(i), Body: body, DeliveryMode: amqp.Persistent, Headers: amqp.Table{"x-last-error": "boom"}}
+	})
+
+	s, name := openSession(t, replay.Config{})
+	ctx := testCtx(t, 120*time.Second)
+	// A first small run opens the publishing connection, so both are
+	// listed (and can be closed) before the big run starts.
+	brokertest.Publish(t, ch, "", warm, amqp.Publishing{MessageId: "warm", Body: []byte("w")})
+	if res, err := s.Replay(ctx, replay.Options{Queue: warm, Select: replay.Selector{All: true}, To: dest("", dst)}); err != nil || res.Done != 1 {
+		t.Fatalf("warm-up: %v %+v", err, res)
+	}
+	drainAll(t, ch, dst, 1)
+	waitListed(t, mgmt, name+" consume")
+	waitListed(t, mgmt, name+" publish")
+
+	kill := make(chan string, 2)
+	var closed atomic.Int32
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		for role := range kill {
+			if c := brokertest.CloseConnections(t, mgmt, name+" "+role); c > 0 {
+				closed.Add(1)
+			}
+		}
+	}()
+	var pubSent, conSent atomic.Bool
+	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst), Window: window, Rate: 2500,
+		Progress: func(e replay.Event) {
+			if e.Kind != replay.EventReplayed {
+				return
+			}
+			if e.Done >= 1000 && pubSent.CompareAndSwap(false, true) {
+				kill <- "publish"
+			}
+			if e.Done >= 3000 && conSent.CompareAndSwap(false, true) {
+				kill <- "consume"
+			}
+		}})
+	close(kill)
+	<-killerDone
+	if err != nil {
+		t.Fatalf("replay: %v (%+v)", err, res)
+	}
+	if closed.Load() != 2 {
+		t.Fatalf("closed %d connections, want 2 (the test did not inject its faults)", closed.Load())
+	}
+	t.Logf("result: done %d failed %d; notes %v", res.Done, res.Failed, res.Notes)
+
+	parked := map[string]int{}
+	for _, d := range drainAll(t, ch, q, 0) {
+		parked[d.MessageId]++
+	}
+	arrived := map[string][]string{} // id → replay ids of its copies
+	for _, d := range drainAll(t, ch, dst, n) {
+		rid, _ := d.Headers["x-replay-id"].(string)
+		arrived[d.MessageId] = append(arrived[d.MessageId], rid)
+	}
+	dups := 0
+	for i := range n {
+		id := idOf(i)
+		copies := arrived[id]
+		if parked[id] == 0 && len(copies) == 0 {
+			t.Errorf("%s lost: neither parked nor delivered", id)
+		}
+		for _, rid := range copies[min(1, len(copies)):] {
+			dups++
+			if rid != copies[0] {
+				t.Errorf("%s: duplicate with another x-replay-id (%s, %s)", id, copies[0], rid)
+			}
+		}
+	}
+	if dups > 2*window {
+		t.Errorf("%d duplicates; want at most the in-flight window per fault (%d)", dups, 2*window)
+	}
+	if res.Done+len(parked) < n || res.Failed != 0 {
+		t.Errorf("done %d + parked %d of %d, failed %d", res.Done, len(parked), n, res.Failed)
+	}
+	t.Logf("%d messages, 2 connections force-closed: lost 0, duplicates %d, still parked %d", n, dups, len(parked))
+
+	audited := map[string]bool{}
+	for _, e := range auditEntries(t, s.AuditPath) {
+		if e.Action == "replay" && e.Result == "ok" {
+			audited[e.MessageID] = true
+		}
+	}
+	for i := range n {
+		if id := idOf(i); parked[id] == 0 && !audited[id] {
+			t.Errorf("%s was removed from the parking lot without an audit entry", id)
+		}
+	}
+}

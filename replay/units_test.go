@@ -1,0 +1,150 @@
+package replay_test
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+func TestTransformFreshBudgetKeepsTheRest(t *testing.T) {
+	m := broker.Message{
+		Properties: broker.Properties{MessageID: "m1", ContentType: "text/plain", UserID: "alice", Expiration: "60000", AppID: "app", Priority: 4},
+		Headers: amqp.Table{
+			"x-death": []any{amqp.Table{"count": int64(1)}}, "x-first-death-queue": "q", "x-first-death-reason": "rejected",
+			"x-first-death-exchange": "ex", "x-last-death-queue": "q", "x-retry-count": int32(3), "x-delivery-count": int64(2),
+			"x-replay-count": int16(2), "x-last-error": "boom", "tenant": "acme",
+		},
+		Body: []byte("body"),
+	}
+	now := time.Unix(1714564800, 500)
+	p := replay.Transform(m, "rid-1", now)
+	for _, k := range []string{"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange", "x-last-death-queue", "x-retry-count", "x-delivery-count"} {
+		if _, ok := p.Headers[k]; ok {
+			t.Errorf("%s kept", k)
+		}
+	}
+	if p.Headers["x-replay-count"] != int32(3) || p.Headers["x-replay-id"] != "rid-1" || !p.Headers["x-replayed-at"].(time.Time).Equal(time.Unix(1714564800, 0)) {
+		t.Errorf("replay headers %v", p.Headers)
+	}
+	if p.Headers["x-last-error"] != "boom" || p.Headers["tenant"] != "acme" {
+		t.Errorf("other headers not kept: %v", p.Headers)
+	}
+	if p.UserId != "" || p.Expiration != "" || p.MessageId != "m1" || p.AppId != "app" || p.Priority != 4 || string(p.Body) != "body" {
+		t.Errorf("properties %+v", p)
+	}
+	if _, ok := m.Headers["x-death"]; !ok {
+		t.Errorf("Transform changed its input")
+	}
+	if err := p.Headers.Validate(); err != nil {
+		t.Errorf("headers do not validate: %v", err)
+	}
+}
+
+func TestReplayIDsAreUniqueUUIDs(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for range 10000 {
+		id := replay.NewReplayID()
+		if !re.MatchString(id) || seen[id] {
+			t.Fatalf("replay id %q: not a fresh UUID v4", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestFormatAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "-", 42 * time.Second: "42s", 12*time.Minute + 5*time.Second: "12m5s",
+		3*time.Hour + 12*time.Minute: "3h12m", 51 * time.Hour: "2d3h",
+	} {
+		if got := replay.FormatAge(d); got != want {
+			t.Errorf("FormatAge(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestFilterCompileErrorsAndPlainHeaders(t *testing.T) {
+	for _, src := range []string{"error ==", `age > "1h"`, "nosuch == 1", `id + 1`} {
+		if _, err := replay.CompileFilter(src); !errors.Is(err, replay.ErrBadFilter) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("CompileFilter(%q) = %v; want one line wrapping ErrBadFilter", src, err)
+		}
+	}
+	f, err := replay.CompileFilter(`headers["n"] == 3 && headers["b"] == "x" && headers["t"]["k"] == 1 && body contains "needle"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := broker.Message{Headers: amqp.Table{"n": int8(3), "b": []byte("x"), "t": amqp.Table{"k": uint16(1)}}, Body: []byte("a needle here")}
+	ok, err := f.Match(m, replay.Summary{ID: "x"}, "q", time.Now())
+	if err != nil || !ok {
+		t.Errorf("match = %v, %v; want true: integer widths and byte arrays read as plain values", ok, err)
+	}
+	// A runtime error on one odd message is a non-match with an error.
+	f, _ = replay.CompileFilter(`headers["n"] > 2`)
+	if ok, err := f.Match(broker.Message{Headers: amqp.Table{"n": "text"}}, replay.Summary{ID: "odd"}, "q", time.Now()); ok || err == nil {
+		t.Errorf("odd header type: %v %v; want no match and an error", ok, err)
+	}
+}
+
+func TestSelectorFromFlags(t *testing.T) {
+	for _, tc := range []struct {
+		ids      []string
+		all      bool
+		filter   string
+		allowAll bool
+		ok       bool
+	}{
+		{nil, false, "", true, false},
+		{[]string{"a"}, false, "", true, true},
+		{nil, true, "", true, true},
+		{nil, true, "", false, false},
+		{[]string{"a"}, true, "", true, false},
+		{[]string{"a"}, false, "true", true, false},
+		{nil, false, "true", true, true},
+		{nil, false, "true ==", true, false},
+	} {
+		_, err := replay.SelectorFromFlags(tc.ids, tc.all, tc.filter, tc.allowAll)
+		if (err == nil) != tc.ok {
+			t.Errorf("%+v: %v", tc, err)
+		}
+		if err != nil && !errors.Is(err, replay.ErrBadSelection) && !errors.Is(err, replay.ErrBadFilter) {
+			t.Errorf("%+v: %v is not a usage error", tc, err)
+		}
+	}
+}
+
+func TestFormatBody(t *testing.T) {
+	if got := replay.FormatBody([]byte(`{"a":[1,2]}`), "application/json", 1024); got != "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n" {
+		t.Errorf("json: %q", got)
+	}
+	if got := replay.FormatBody([]byte("plain text"), "text/plain", 1024); got != "plain text\n" {
+		t.Errorf("text: %q", got)
+	}
+	if got := replay.FormatBody([]byte{0, 0xff, 'A'}, "", 1024); !strings.HasPrefix(got, "00000000  00 ff 41") {
+		t.Errorf("binary: %q", got)
+	}
+	huge := make([]byte, 16<<20)
+	got := replay.FormatBody(huge, "", replay.ShowBodyLimit)
+	if !strings.Contains(got, "first 65536 of 16777216 bytes shown") || len(got) > 400<<10 {
+		t.Errorf("16 MiB body: %d bytes of output, tail %q", len(got), got[len(got)-80:])
+	}
+}
+
+func TestIsJSONAndParkingLotNames(t *testing.T) {
+	for ct, want := range map[string]bool{"application/json": true, "application/json; charset=utf-8": true, "application/vnd.x+json": true, "text/plain": false, "": false} {
+		if replay.IsJSON(ct) != want {
+			t.Errorf("IsJSON(%q) != %v", ct, want)
+		}
+	}
+	for name, want := range map[string]bool{"payment.error.dlq": true, "orders_error": true, "x.dead-letter": true, "parking-lot": true, "orders.errors": true, "orders": false, "payment.main.queue": false} {
+		if replay.LooksLikeParkingLot(name) != want {
+			t.Errorf("LooksLikeParkingLot(%q) != %v", name, want)
+		}
+	}
+}
