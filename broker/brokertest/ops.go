@@ -1,0 +1,250 @@
+package brokertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// Figures reports a test's figures line (messages, faults injected, lost,
+// duplicates) so that it shows in `go test` output: on stdout (seen with -v),
+// in the test log, and appended to $PARKINGLOT_FIGURES when set, which
+// `make test` prints at the end (go test hides a passing package's output).
+func Figures(t testing.TB, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf(format, args...)
+	t.Log(line)
+	fmt.Println(line)
+	if path := os.Getenv("PARKINGLOT_FIGURES"); path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Errorf("figures file: %v", err)
+			return
+		}
+		defer f.Close()
+		if _, err := fmt.Fprintf(f, "%s: %s\n", t.Name(), line); err != nil {
+			t.Errorf("figures file: %v", err)
+		}
+	}
+}
+
+// Rabbitmqctl runs `rabbitmqctl ARGS…` on the test broker's node, bounded
+// by timeout, and returns its combined output.
+func Rabbitmqctl(t testing.TB, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "rabbitmqctl", args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("rabbitmqctl %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return string(out), nil
+}
+
+// WaitBrokerUp polls until the broker accepts an AMQP connection and the
+// management API answers, or timeout passes.
+func WaitBrokerUp(t testing.TB, timeout time.Duration) error {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	m, err := broker.NewManagement(ManagementURL(), "/")
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := broker.Dial(ctx, broker.Options{URL: URL(), Name: "parkinglot-test wait " + t.Name()})
+		if err == nil {
+			_ = c.Close()
+			_, err = m.Overview(ctx)
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		last = err
+		time.Sleep(200 * time.Millisecond) // polling the broker with a deadline
+	}
+	return fmt.Errorf("the broker did not answer AMQP and the management API within %v: %v", timeout, last)
+}
+
+// StartAppAtEnd makes sure the broker's app is running when the test ends,
+// whatever the test did to it (`rabbitmqctl start_app` is a no-op on a
+// running node). Register it before stopping the app.
+func StartAppAtEnd(t testing.TB) {
+	t.Helper()
+	t.Cleanup(func() {
+		if out, err := Rabbitmqctl(t, 2*time.Minute, "start_app"); err != nil {
+			t.Errorf("clean-up: %v (%s)", err, out)
+		}
+		if err := WaitBrokerUp(t, 2*time.Minute); err != nil {
+			t.Errorf("clean-up: %v", err)
+		}
+	})
+}
+
+// RestartApp stops and starts the broker's app (`rabbitmqctl stop_app` /
+// `start_app`: every connection drops, durable queues recover) and waits,
+// bounded, until AMQP and the management API answer again. It returns how
+// long the broker was away.
+func RestartApp(t testing.TB) time.Duration {
+	t.Helper()
+	StartAppAtEnd(t)
+	start := time.Now()
+	if out, err := Rabbitmqctl(t, 2*time.Minute, "stop_app"); err != nil {
+		t.Fatalf("%v (%s)", err, out)
+	}
+	if out, err := Rabbitmqctl(t, 2*time.Minute, "start_app"); err != nil {
+		t.Fatalf("%v (%s)", err, out)
+	}
+	if err := WaitBrokerUp(t, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that nothing listened on a
+// moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// managementRequest sends one request to the test broker's management API
+// with the URL's credentials.
+func managementRequest(method, path string, body any) error {
+	u, err := url.Parse(ManagementURL())
+	if err != nil {
+		return err
+	}
+	user := u.User
+	u.User = nil
+	var rd *bytes.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(u.String(), "/")+"/api"+path, rd)
+	if err != nil {
+		return err
+	}
+	if user != nil {
+		pw, _ := user.Password()
+		req.SetBasicAuth(user.Username(), pw)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	// No keep-alive: an idle connection's goroutines would trip goleak.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
+		return fmt.Errorf("management API %s %s: %s", method, path, resp.Status)
+	}
+	return nil
+}
+
+// CreateUser creates a broker user with the given password and tags (e.g.
+// "management" so it may use the management API), grants it full
+// permissions on vhost "/" when withPermissions is set, and deletes the
+// user when the test ends (which also closes its connections).
+func CreateUser(t testing.TB, name, password, tags string, withPermissions bool) {
+	t.Helper()
+	if err := managementRequest(http.MethodPut, "/users/"+url.PathEscape(name), map[string]string{"password": password, "tags": tags}); err != nil {
+		t.Fatalf("create user %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := managementRequest(http.MethodDelete, "/users/"+url.PathEscape(name), nil); err != nil {
+			t.Errorf("clean-up: delete user %s: %v", name, err)
+		}
+	})
+	if !withPermissions {
+		return
+	}
+	if err := managementRequest(http.MethodPut, "/permissions/%2F/"+url.PathEscape(name), map[string]string{"configure": ".*", "write": ".*", "read": ".*"}); err != nil {
+		t.Fatalf("grant %s permissions on /: %v", name, err)
+	}
+}
+
+// URLFor is the test broker's AMQP URL with other credentials (and vhost,
+// when vhost is not empty; "/" is written %2F).
+func URLFor(user, password, vhost string) string {
+	u, err := url.Parse(URL())
+	if err != nil {
+		return ""
+	}
+	u.User = url.UserPassword(user, password)
+	if vhost != "" {
+		u.Path = "/" + vhost
+		u.RawPath = "/" + url.PathEscape(vhost)
+	}
+	return u.String()
+}
+
+// ManagementURLFor is the test broker's management URL with other
+// credentials.
+func ManagementURLFor(user, password string) string {
+	u, err := url.Parse(ManagementURL())
+	if err != nil {
+		return ""
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String()
+}
+
+// Binary is $PARKINGLOT_BIN (make test builds it) or a fresh build of the
+// repository's main package into the test's temp dir.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("PARKINGLOT_BIN"); bin != "" {
+		return bin
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		root = parent
+	}
+	bin := filepath.Join(t.TempDir(), "parkinglot")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
