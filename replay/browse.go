@@ -63,6 +63,9 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 		return nil, err
 	}
 	b := &Browse{Facts: p.Facts()}
+	if _, merr := s.Management(); merr != nil {
+		b.Notes = append(b.Notes, merr.Error())
+	}
 	if o.Spool {
 		if b.Spool, err = broker.NewSpool(""); err != nil {
 			_, _ = p.Close(context.WithoutCancel(ctx))

@@ -92,8 +92,7 @@ func (c *committer) commit(batch []settled) {
 	}
 	if err := c.audit.commit(entries); err != nil {
 		c.failed.Store(true)
-		c.run.stop.Store(true)
-		c.tally.note(err.Error() + ": stopping; nothing more is removed")
+		c.run.halt(err)
 		c.notRemoved(batch, err)
 		return
 	}

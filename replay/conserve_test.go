@@ -148,3 +148,56 @@ func TestForcedConnectionCloseDuringReplayLosesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Interrupting a run (Ctrl-C cancels the context) stops taking messages,
+// waits for the confirms of what was sent, and loses nothing.
+func TestInterruptedReplayLosesNothing(t *testing.T) {
+	const n = 1000
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	dst := brokertest.Name(t, "dst")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	brokertest.DeclareQueue(t, ch, dst, nil)
+	parkPlain(t, ch, q, n)
+	s, _ := openSession(t, replay.Config{})
+	ctx, cancel := context.WithCancel(testCtx(t, 60*time.Second))
+	defer cancel()
+	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst), Rate: 1000,
+		Progress: func(e replay.Event) {
+			if e.Kind == replay.EventReplayed && e.Done >= 200 {
+				cancel()
+			}
+		}})
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("interrupted run returned %v; want the context's error", err)
+	}
+	if res.Done < 200 || res.Done >= n {
+		t.Fatalf("done %d: want the run stopped early", res.Done)
+	}
+	waitDepth(t, ch, dst, res.Done)
+	waitDepth(t, ch, q, n-res.Done)
+}
+
+// An audit log that cannot be opened stops the run before anything is
+// sent or removed.
+func TestUnwritableAuditLogChangesNothing(t *testing.T) {
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	dst := brokertest.Name(t, "dst")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	brokertest.DeclareQueue(t, ch, dst, nil)
+	parkPlain(t, ch, q, 5)
+	s, _ := openSession(t, replay.Config{})
+	s.AuditPath = "/dev/null/parkinglot/audit.jsonl"
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst)}); err == nil || !strings.Contains(err.Error(), "audit log") {
+		t.Fatalf("replay with an unwritable audit log: %v", err)
+	}
+	if _, err := s.Delete(ctx, replay.DeleteOptions{Queue: q, Select: replay.Selector{All: true}}); err == nil {
+		t.Fatalf("delete with an unwritable audit log succeeded")
+	}
+	waitDepth(t, ch, q, 5)
+	if got := brokertest.Depth(t, ch, dst); got != 0 {
+		t.Fatalf("%d messages sent", got)
+	}
+}

@@ -91,6 +91,9 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 		})
 		return err
 	})
+	if herr := r.haltErr(); herr != nil {
+		err = fmt.Errorf("stopped: %w", herr)
+	}
 	res := r.tally.finish()
 	if err == nil && res.Done+res.Failed < n {
 		err = fmt.Errorf("import %s: %d of %d messages handled", name, res.Done+res.Failed, n)

@@ -71,6 +71,9 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer r.close()
+	if _, merr := s.Management(); merr != nil {
+		r.tally.note(merr.Error() + " (origins through delay queues are not followed)")
+	}
 	err = s.replayPasses(ctx, r, o.Queue, sel, s.originQuery(o.Queue, o.To), replayPrepare(o.Queue, o.Target, "replay"))
 	r.leftovers()
 	return r.tally.finish(), err
@@ -138,6 +141,9 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		})
 		rep, cerr := p.Close(context.WithoutCancel(ctx))
 		r.tally.pass(rep)
+		if herr := r.haltErr(); herr != nil {
+			return fmt.Errorf("stopped, nothing more was removed: %w", herr)
+		}
 		if perr == nil && cerr == nil {
 			r.passDone(false)
 			for _, id := range sel.missing() {

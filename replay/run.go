@@ -35,7 +35,8 @@ type run struct {
 	limiter *rate.Limiter
 	kind    EventKind
 	seed    maphash.Seed
-	stop    atomic.Bool
+	stop    atomic.Bool // set with stopErr: the audit log failed, nothing more is removed
+	stopErr error
 
 	// Only the producer goroutine touches sent: the loop guard.
 	sent map[string]bool
@@ -84,6 +85,23 @@ func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progres
 }
 
 func (r *run) close() { _ = r.audit.Close() }
+
+// halt stops the run for good (the audit log cannot be written).
+func (r *run) halt(err error) {
+	r.mu.Lock()
+	if r.stopErr == nil {
+		r.stopErr = err
+	}
+	r.mu.Unlock()
+	r.stop.Store(true)
+}
+
+// haltErr is why the run was halted, or nil.
+func (r *run) haltErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopErr
+}
 
 // key identifies a message across the passes of a run: its id and a hash
 // of its body.
