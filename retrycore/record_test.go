@@ -458,9 +458,10 @@ func recordSpring(t *testing.T, s *studio) recording {
 		// error exchange with "error." + the received routing key.
 		s.publish(t, dlx, "error."+d.RoutingKey, withHeaders(d, amqp.Table{
 			"x-exception-stacktrace": springStack,
-			"x-exception-message":    "Listener method 'public void com.example.orders.OrderListener.handle(com.example.orders.Order)' threw exception",
-			"x-original-exchange":    d.Exchange,
-			"x-original-routingKey":  d.RoutingKey,
+			// Spring writes the cause's message when there is one.
+			"x-exception-message":   "order 4711 has no shipping address",
+			"x-original-exchange":   d.Exchange,
+			"x-original-routingKey": d.RoutingKey,
 		}))
 		s.flow("second delivery: RepublishMessageRecoverer publishes to DLX / error.orders.created → orders.queue.dlq with x-exception-*, x-original-exchange, x-original-routingKey; acks")
 		ack(t, d)
