@@ -124,8 +124,14 @@ func asTime(v any) (time.Time, bool) {
 	case time.Time:
 		return t, !t.IsZero()
 	case string:
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z", "2006-01-02T15:04:05.9999999Z07:00"} {
-			if ts, err := time.Parse(layout, strings.TrimSpace(t)); err == nil {
+		s := strings.TrimSpace(t)
+		// NServiceBus writes "yyyy-MM-dd HH:mm:ss:ffffff Z": a colon before
+		// the fraction, which Go layouts cannot say.
+		if len(s) == len("2006-01-02 15:04:05:000000 Z") && s[19] == ':' {
+			s = s[:19] + "." + s[20:]
+		}
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z", "2006-01-02 15:04:05.000000 Z"} {
+			if ts, err := time.Parse(layout, s); err == nil {
 				return ts, true
 			}
 		}
