@@ -107,7 +107,9 @@ func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, er
 			if d.Reason == "expired" && q.Queues != nil {
 				if via, ok, err := followDelayQueue(ctx, q.Queues, d); err != nil {
 					return Origin{}, err
-				} else if ok {
+				} else if ok && !(via.Exchange == "" && via.RoutingKey == q.ParkingLot && q.ParkingLot != "") {
+					// (A queue whose dead-letter target is the parking lot
+					// itself is a main queue with a TTL, not a delay queue.)
 					via.Queue = failed
 					return via, nil
 				}
