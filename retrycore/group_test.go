@@ -1,0 +1,59 @@
+package retrycore
+
+import "testing"
+
+// TestGroupKeySameGroup: failures that differ only in values share a key.
+func TestGroupKeySameGroup(t *testing.T) {
+	groups := []struct {
+		name  string
+		texts []string
+		key   string
+	}{
+		{"numbers", []string{"transfer 123 not found", "transfer 456 not found", "  transfer 7   not found "}, "transfer <n> not found"},
+		{"UUIDs", []string{"user 8f14e45f-ceea-467f-a0f8-ad5b6e4e2a11 missing", "user 0B6F0000-AC11-0242-5F7A-08DC1A2B3C4D missing"}, "user <uuid> missing"},
+		{"hex ids", []string{"object 507f1f77bcf86cd799439011 locked", "object 5f2b8c9d1e3a4b5c6d7e8f90 locked"}, "object <hex> locked"},
+		{"0x hex", []string{"bad pointer 0x1f", "bad pointer 0xC0FFEE"}, "bad pointer <hex>"},
+		{"double-quoted values", []string{`customer "c-88" not found`, `customer "ACME Ltd." not found`}, `customer "…" not found`},
+		{"single-quoted values", []string{"queue 'orders' is full", "queue 'billing.v2' is full"}, "queue '…' is full"},
+		{"apostrophes are not quotes", []string{"can't find 'abc'", "can't find 'xyz'"}, "can't find '…'"},
+		{"numbers with units", []string{"timeout after 5000ms", "timeout after 250ms", "timeout after 12.5ms"}, "timeout after <n>ms"},
+		{"negative and decimal numbers", []string{"balance -12.50 below limit", "balance 3 below limit"}, "balance <n> below limit"},
+		{"times", []string{"expired at 2024-05-01T12:00:00Z", "expired at 2026-12-02 15:09:33.123+02:00"}, "expired at <time>"},
+		{"recorded seed-1 errors", []string{"payment gateway timeout after 5000 ms (attempt 4)", "payment gateway timeout after 3000 ms (attempt 2)"}, "payment gateway timeout after <n> ms (attempt <n>)"},
+		{"ids inside codes", []string{"order ORD-2024-000123 rejected", "order ORD-2025-000999 rejected"}, "order ORD-<n>-<n> rejected"},
+		{"addresses", []string{"dial 10.0.0.1:5672 refused", "dial 10.0.0.2:5673 refused"}, "dial <n>.<n>:<n> refused"},
+	}
+	for _, g := range groups {
+		for _, text := range g.texts {
+			if got := GroupKey(text); got != g.key {
+				t.Errorf("%s: GroupKey(%q) = %q, want %q", g.name, text, got, g.key)
+			}
+		}
+	}
+}
+
+// TestGroupKeyDifferentGroups: texts that differ in words stay apart.
+func TestGroupKeyDifferentGroups(t *testing.T) {
+	pairs := [][2]string{
+		{"transfer 123 not found", "account 123 not found"},
+		{"error E1001", "error E2002"},                // codes inside words are names
+		{"utf8 decode failed", "utf16 decode failed"}, // so are versions
+		{"face value bad", "cafe value bad"},          // short hex-looking words are words
+		{"a1 failed", "b2 failed"},
+		{"", "x"},
+	}
+	for _, p := range pairs {
+		if a, b := GroupKey(p[0]), GroupKey(p[1]); a == b {
+			t.Errorf("%q and %q share the key %q", p[0], p[1], a)
+		}
+	}
+}
+
+func TestGroupKeyStableAndIdempotent(t *testing.T) {
+	for _, s := range []string{"transfer 123 not found", `x "y" 'z' 0x1 8f14e45f-ceea-467f-a0f8-ad5b6e4e2a11 2024-05-01T12:00:00Z 5ms`, "bad \xff utf8", "…<n>"} {
+		k := GroupKey(s)
+		if again := GroupKey(k); again != k {
+			t.Errorf("GroupKey(GroupKey(%q)) = %q, want %q", s, again, k)
+		}
+	}
+}
