@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -142,20 +143,65 @@ func ParsePipeline(r io.Reader) (Pipeline, error) {
 	if err != nil {
 		return Pipeline{}, err
 	}
-	p := Pipeline{MaxRetries: -1}
+	var p Pipeline
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
 		if errors.Is(err, io.EOF) {
 			return Pipeline{}, fmt.Errorf("%w: the file is empty", ErrInvalidPipeline)
 		}
-		return Pipeline{}, fmt.Errorf("%w: %s", ErrInvalidPipeline, strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", "; "))
+		return Pipeline{}, fmt.Errorf("%w: %s", ErrInvalidPipeline, yamlProblem(err))
 	}
-	if p.MaxRetries == -1 {
+	// Only a missing max_retries means the default: a written -1 or 0 is
+	// an error Validate reports, not a quiet 3.
+	var given struct {
+		MaxRetries *int `yaml:"max_retries"`
+	}
+	if yaml.Unmarshal(data, &given) == nil && given.MaxRetries == nil {
 		p.MaxRetries = 3
 	}
 	p.SetDefaults()
 	return p, p.Validate()
+}
+
+// yamlKeyProblems rewrites yaml.v3's messages about the file's keys and
+// values in the file's terms rather than Go's.
+var yamlKeyProblems = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`field (\S+) not found in type retrycore\.Pipeline`), `unknown key "$1"`},
+	{regexp.MustCompile(`field (\S+) not found in type retrycore\.MainPath`), `unknown key "main.$1"`},
+	{regexp.MustCompile(`field (\S+) not found in type retrycore\.RetryPath`), `unknown key "retry.$1"`},
+	{regexp.MustCompile(`field (\S+) not found in type retrycore\.ErrorPath`), `unknown key "error.$1"`},
+	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into int"), `"$1" is not a whole number`},
+	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into string"), `"$1" is not text`},
+	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into retrycore\\.\\w+Path"), `"$1" where a section {…} belongs`},
+	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into \\[\\]retrycore\\.Delay"), `"$1" where a list such as [15s] belongs`},
+	{regexp.MustCompile(`cannot unmarshal !!(\w+) into (string|int)`), `a $1 where a single value belongs`},
+	{regexp.MustCompile(`cannot unmarshal !!(\w+) into retrycore\.\w+Path`), `a $1 where a section {…} belongs`},
+}
+
+// yamlProblem turns a yaml.v3 decoding error into one line.
+func yamlProblem(err error) string {
+	var lines []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		lines = te.Errors
+	} else {
+		lines = strings.Split(strings.TrimPrefix(err.Error(), "yaml: "), "\n")
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		for _, r := range yamlKeyProblems {
+			l = r.re.ReplaceAllString(l, r.with)
+		}
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // SetDefaults fills what a pipeline may leave out.
@@ -194,11 +240,11 @@ func (p Pipeline) Validate() error {
 		return bad("queue_type %q: use classic or quorum", p.QueueType)
 	}
 	exchanges := map[string]string{}
-	for path, ex := range map[string]string{"main": p.Main.Exchange, "retry": p.Retry.Exchange, "error": p.Error.Exchange} {
-		if other, dup := exchanges[ex]; dup {
-			return bad("%s.exchange and %s.exchange are both %q; the three paths need separate exchanges", other, path, ex)
+	for _, e := range []struct{ path, ex string }{{"main", p.Main.Exchange}, {"retry", p.Retry.Exchange}, {"error", p.Error.Exchange}} {
+		if other, dup := exchanges[e.ex]; dup { // in file order, so the message is always the same
+			return bad("%s.exchange and %s.exchange are both %q; the three paths need separate exchanges", other, e.path, e.ex)
 		}
-		exchanges[ex] = path
+		exchanges[e.ex] = e.path
 	}
 	if len(p.Retry.Delays) == 0 {
 		return bad("retry.delays needs at least one delay, such as [15s]")
