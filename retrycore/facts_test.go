@@ -27,6 +27,7 @@ func TestDecodeRecorded(t *testing.T) {
 		deaths         []Death // Time left out; checked against parkedFrom
 		parkedFrom     string  // the header (or "x-death[0].time") ParkedAt comes from
 		firstFailedAt  bool
+		deliveryCount  int64
 	}{
 		{
 			scenario: "seed1-republish",
@@ -74,6 +75,12 @@ func TestDecodeRecorded(t *testing.T) {
 			deaths:      []Death{{Queue: "payment.retry.1s", Reason: "expired", Count: 3, Exchange: "retry.exchange", RoutingKeys: []string{"payment.retry"}}},
 			parkedFrom:  HeaderParkedAt, firstFailedAt: true,
 		},
+		{
+			scenario: "quorum-browsed",
+			attempts: 0, attemptsSource: HeaderRetryCount,
+			err: "card declined: insufficient funds", errSource: HeaderLastError,
+			failureKind: KindPermanent, deliveryCount: 2,
+		},
 		{scenario: "all-types"},
 	}
 	seen := map[string]bool{}
@@ -109,8 +116,11 @@ func TestDecodeRecorded(t *testing.T) {
 			if !f.LastDeath.empty() {
 				t.Errorf("last death %+v: RabbitMQ 3.10 writes no x-last-death-*", f.LastDeath)
 			}
-			if f.DeliveryCount != 0 || len(f.Problems) != 0 || f.ReplayCount != 0 || f.ReplayID != "" {
-				t.Errorf("delivery count %d, problems %q, replay %d %q: want none", f.DeliveryCount, f.Problems, f.ReplayCount, f.ReplayID)
+			if f.DeliveryCount != c.deliveryCount {
+				t.Errorf("delivery count %d, want %d", f.DeliveryCount, c.deliveryCount)
+			}
+			if len(f.Problems) != 0 || f.ReplayCount != 0 || f.ReplayID != "" {
+				t.Errorf("problems %q, replay %d %q: want none", f.Problems, f.ReplayCount, f.ReplayID)
 			}
 			deaths := make([]Death, len(f.Deaths))
 			for i, d := range f.Deaths {

@@ -122,6 +122,7 @@ func TestResolveOriginRefuses(t *testing.T) {
 		parkingLot string
 	}{
 		{"recorded message with no origin headers", allTypes.Message.Headers, allTypes.ParkingLot},
+		{"recorded permanent failure without origin headers", loadRecording(t, "quorum-browsed").Message.Headers, "payment.error.quorum"},
 		{"nil headers", nil, "pl"},
 		{"x-original-exchange without a routing key", amqp.Table{HeaderOriginalExchange: "main.exchange"}, "pl"},
 		{"x-original-routing-key without an exchange", amqp.Table{HeaderOriginalRoutingKey: "payment.execute"}, "pl"},

@@ -115,6 +115,7 @@ func TestRecord(t *testing.T) {
 		{"masstransit-error", recordMassTransit},
 		{"retrycore-contract", recordContract},
 		{"all-types", recordAllTypes},
+		{"quorum-browsed", recordQuorumBrowsed},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -592,6 +593,40 @@ func recordAllTypes(t *testing.T, s *studio) recording {
 	d := drive(t, nil, parked, nil)
 	return recording{
 		Description: "every AMQP field type in headers (edge values, -0, invalid UTF-8, empty containers, tables and arrays nested 10 deep), every basic property, and a body that is not UTF-8.",
+		ParkingLot:  q,
+		Message:     broker.FromDelivery(d),
+	}
+}
+
+// recordQuorumBrowsed parks a message in a quorum queue and gives it back
+// twice, as a browse does, so the delivery carries the broker's
+// x-delivery-count and the redelivered flag.
+func recordQuorumBrowsed(t *testing.T, s *studio) recording {
+	q := s.queue(t, "payment.error.quorum", amqp.Table{"x-queue-type": "quorum"})
+	s.publish(t, "", q, amqp.Publishing{
+		ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: "pay-0042",
+		Headers: amqp.Table{HeaderLastError: "card declined: insufficient funds", HeaderRetryCount: int32(0), HeaderFailureKind: KindPermanent},
+		Body:    []byte(`{"payment_id":"pay-0042","amount":"9.99"}`),
+	})
+	s.flow("a parked message is published to the quorum queue payment.error.quorum through the default exchange")
+	var d amqp.Delivery
+	for i := 0; i < 3; i++ {
+		var ok bool
+		var err error
+		if d, ok, err = s.ch.Get(q, false); err != nil || !ok {
+			t.Fatalf("get %d: ok=%v err=%v", i, ok, err)
+		}
+		if i < 2 {
+			if err := d.Nack(false, true); err != nil {
+				t.Fatal(err)
+			}
+			s.flow("browse %d: basic.get, then basic.nack(requeue=true) gives it back", i+1)
+		}
+	}
+	ack(t, d)
+	s.flow("third get: recorded (x-delivery-count and redelivered set by the broker)")
+	return recording{
+		Description: "a permanent failure parked in a quorum queue and browsed twice: the broker adds x-delivery-count (int64) and sets redelivered.",
 		ParkingLot:  q,
 		Message:     broker.FromDelivery(d),
 	}
