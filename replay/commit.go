@@ -96,6 +96,7 @@ func (c *committer) commit(batch []settled) {
 		c.notRemoved(batch, err)
 		return
 	}
+	ackErrs := ackBatch(batch)
 	var ackFailed []AuditEntry
 	for i, s := range batch {
 		j := s.job
@@ -103,14 +104,12 @@ func (c *committer) commit(batch []settled) {
 			c.run.failedFor(j, s.err)
 			continue
 		}
-		if j.held != nil {
-			if err := j.held.Ack(); err != nil {
-				e := entries[i]
-				e.Result, e.Error = resultNotRemoved, err.Error()
-				ackFailed = append(ackFailed, e)
-				c.run.notRemoved(j, err)
-				continue
-			}
+		if err := ackErrs[i]; err != nil {
+			e := entries[i]
+			e.Result, e.Error = resultNotRemoved, err.Error()
+			ackFailed = append(ackFailed, e)
+			c.run.notRemoved(j, err)
+			continue
 		}
 		if c.run.doneFor(j) {
 			c.tally.done(c.kind, j.id, &j.dest, j.replayID)
@@ -143,4 +142,20 @@ func resultOf(err error) string {
 		return resultNacked
 	}
 	return resultFailed
+}
+
+// ackBatch removes the parked copies of the confirmed messages of a batch
+// (their audit entries are on disk), returning an error per message. One
+// basic.ack per message today; a multiple-ack over the contiguous prefix of
+// delivery tags (which broker.Pass would have to offer, since it tracks
+// which tags are held) is the known way to take a frame per message off
+// the broker, and would slot in here.
+func ackBatch(batch []settled) []error {
+	errs := make([]error, len(batch))
+	for i, s := range batch {
+		if s.err == nil && s.job.held != nil {
+			errs[i] = s.job.held.Ack()
+		}
+	}
+	return errs
 }
