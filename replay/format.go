@@ -164,8 +164,7 @@ func WritePlan(w io.Writer, p Plan, maxItems int) error {
 }
 
 // WriteResult prints the outcome of a run: a count line, then one line per
-// message not done (id and reason). Many failures with the same reason are
-// shortened after the first ten.
+// message not done (id and reason), then notes.
 func WriteResult(w io.Writer, verb string, r Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d message(s)", verb, r.Done)
@@ -176,24 +175,8 @@ func WriteResult(w io.Writer, verb string, r Result) error {
 		fmt.Fprintf(&b, ", %d skipped", r.Skipped)
 	}
 	b.WriteString("\n")
-	// The same reason many times (a missing exchange, an unroutable
-	// destination) is shown ten times, then counted.
-	sameReason := map[string]int{}
-	var reasons []string
 	for _, f := range r.Failures {
-		reason := retrycore.GroupKey(f.Err)
-		if sameReason[reason] == 0 {
-			reasons = append(reasons, reason)
-		}
-		sameReason[reason]++
-		if sameReason[reason] <= 10 {
-			fmt.Fprintf(&b, "not done: %s: %s\n", f.ID, f.Err)
-		}
-	}
-	for _, reason := range reasons {
-		if n := sameReason[reason]; n > 10 {
-			fmt.Fprintf(&b, "not done: … and %d more: %s\n", n-10, reason)
-		}
+		fmt.Fprintf(&b, "not done: %s: %s\n", f.ID, f.Err)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
