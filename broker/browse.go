@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ type QueueFacts struct {
 	Ready         int
 	DeliveryLimit DeliveryLimit
 	LimitKnown    bool // false: no management API; the limit is assumed
+	// listed is the management API's message count (ready and unacked, up
+	// to a few seconds old); -1 when unknown.
+	listed int64
 }
 
 // PassReport says what a pass did to the queue.
@@ -102,18 +106,18 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	if err != nil {
 		return nil, fmt.Errorf("browse %s: open channel: %w", opts.Queue, Explain(err))
 	}
-	q, err := ch.QueueDeclarePassive(opts.Queue, false, false, false, false, nil)
+	ready, err := readyCount(ctx, ch, facts)
 	if err != nil {
 		return nil, fmt.Errorf("browse: %w", Explain(err))
 	}
-	facts.Ready = q.Messages
+	facts.Ready = ready
 	p := &Pass{
 		conn:   conn,
 		ch:     ch,
 		facts:  facts,
 		log:    opts.Logger,
 		tag:    "parkinglot-browse-" + strconv.FormatInt(time.Now().UnixNano(), 36),
-		target: q.Messages,
+		target: ready,
 		idle:   250 * time.Millisecond,
 		atRisk: map[uint64]Message{},
 		acked:  map[uint64]bool{},
@@ -154,7 +158,7 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 // learnQueue reads the queue type and delivery limit from the management
 // API; without it the pass protects quorum messages conservatively.
 func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, []string, error) {
-	facts := QueueFacts{Name: opts.Queue}
+	facts := QueueFacts{Name: opts.Queue, listed: -1}
 	if opts.Management == nil {
 		return facts, []string{"management API not configured: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"}, nil
 	}
@@ -166,6 +170,7 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 		return facts, []string{fmt.Sprintf("management API: %v; queue type and delivery limit unknown, quorum messages are protected conservatively", err)}, nil
 	}
 	facts.Type = info.Type
+	facts.listed = info.Messages
 	if info.Type == "stream" {
 		return facts, nil, fmt.Errorf("browse %s: %w: it is a stream; parkinglot browses classic and quorum queues", opts.Queue, ErrWrongQueueType)
 	}
@@ -178,6 +183,31 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 			facts.DeliveryLimit.Limit, facts.DeliveryLimit.Source))
 	}
 	return facts, notes, nil
+}
+
+// readyCount is the queue's ready count from a passive declare. A quorum
+// queue that does not answer within 250 ms is reported as empty
+// (rabbit_quorum_queue:stat/1 returns {ok, 0, 0} on a timeout; seen on
+// 3.10.8 under load), so on a queue that may be quorum a 0 is asked again
+// unless the management API also listed it empty.
+func readyCount(ctx context.Context, ch *amqp.Channel, f QueueFacts) (int, error) {
+	q, err := ch.QueueDeclarePassive(f.Name, false, false, false, false, nil)
+	if err != nil || q.Messages > 0 || f.Type == "classic" || f.listed == 0 {
+		return q.Messages, err
+	}
+	for i := 1; i <= 3; i++ {
+		t := time.NewTimer(time.Duration(i) * 100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+		if q, err = ch.QueueDeclarePassive(f.Name, false, false, false, false, nil); err != nil || q.Messages > 0 {
+			return q.Messages, err
+		}
+	}
+	return 0, nil
 }
 
 // Facts returns what the pass learned about the queue.
@@ -211,11 +241,11 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 		case <-timer.C:
 			// Someone else may have taken messages since the pass began:
 			// when nothing is ready any more, the pass is complete.
-			q, err := p.ch.QueueDeclarePassive(p.facts.Name, false, false, false, false, nil)
+			ready, err := readyCount(ctx, p.ch, p.facts)
 			if err != nil {
 				return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
 			}
-			if q.Messages == 0 {
+			if ready == 0 {
 				select {
 				case d, ok := <-p.deliveries:
 					if ok {
@@ -335,73 +365,81 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	return rep, nil
 }
 
+// refreshBatch is how many held copies refresh acks per confirmed batch.
+// On a quorum queue every ack frame is a command the channel pipelines to
+// the queue; past 32 unapplied ones (rabbit_fifo_client's soft limit) the
+// channel holds further acks back, and drops them if it closes first: the
+// acked message comes back beside its copy, one give-back from the limit
+// (measured on 3.10.8: 50 single acks then a close, 17 messages returned).
+const refreshBatch = 16
+
 // refresh re-publishes at-risk messages to the queue's tail (default
 // exchange, mandatory, confirmed) and acks each held copy once its new copy
-// is confirmed. A failed refresh leaves the message to be given back, which
-// is still safe: it was refreshed with one give-back to spare.
+// is confirmed. Copies go out on the pass's own channel, refreshBatch at a
+// time: a confirm on that channel means the queue has applied everything the
+// channel sent before, so the acks never pile up past the soft limit. A
+// failed refresh leaves the message to be given back, which is still safe:
+// it was refreshed with one give-back to spare.
 func (p *Pass) refresh(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	risky := make(map[uint64]Message, len(p.atRisk))
+	tags := make([]uint64, 0, len(p.atRisk))
 	for tag, m := range p.atRisk {
 		risky[tag] = m
+		tags = append(tags, tag)
 	}
 	p.mu.Unlock()
 	if len(risky) == 0 {
 		return 0, nil
 	}
-	pub, err := p.conn.Channel()
-	if err != nil {
+	slices.Sort(tags)
+	if err := p.ch.Confirm(false); err != nil {
 		return 0, fmt.Errorf("refresh: %w", Explain(err))
 	}
-	defer pub.Close()
-	if err := pub.Confirm(false); err != nil {
-		return 0, fmt.Errorf("refresh: %w", Explain(err))
-	}
-	returns := pub.NotifyReturn(make(chan amqp.Return, len(risky)))
+	returns := p.ch.NotifyReturn(make(chan amqp.Return, len(risky)))
 	type pending struct {
 		tag uint64
 		dc  *amqp.DeferredConfirmation
 	}
-	var sent []pending
-	for tag, m := range risky {
-		copyMsg := m.Clone()
-		delete(copyMsg.Headers, "x-delivery-count")
-		dc, err := pub.PublishWithDeferredConfirmWithContext(ctx, "", p.facts.Name,
-			true,  // mandatory: an unroutable copy must come back, not vanish
-			false, // immediate
-			copyMsg.Publishing())
-		if err != nil {
-			return 0, fmt.Errorf("refresh %s: %w", m.ID(), Explain(err))
-		}
-		sent = append(sent, pending{tag, dc})
-	}
 	n := 0
 	var firstErr error
-	for _, s := range sent {
-		ok, err := s.dc.WaitContext(ctx)
-		if err != nil || !ok {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("refresh %s: not confirmed; it was given back instead", risky[s.tag].ID())
+	for from := 0; from < len(tags); from += refreshBatch {
+		var sent []pending
+		for _, tag := range tags[from:min(from+refreshBatch, len(tags))] {
+			copyMsg := risky[tag].Clone()
+			delete(copyMsg.Headers, "x-delivery-count")
+			dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", p.facts.Name,
+				true,  // mandatory: an unroutable copy must come back, not vanish
+				false, // immediate
+				copyMsg.Publishing())
+			if err != nil {
+				return n, fmt.Errorf("refresh %s: %w", risky[tag].ID(), Explain(err))
 			}
-			continue
+			sent = append(sent, pending{tag, dc})
 		}
-		if len(returns) > 0 {
-			// A returned copy means the queue is gone; nothing is acked.
-			if firstErr == nil {
-				firstErr = fmt.Errorf("refresh: copy returned unroutable; messages were given back instead")
+		for _, s := range sent {
+			ok, err := s.dc.WaitContext(ctx)
+			if err != nil || !ok {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("refresh %s: not confirmed; it was given back instead", risky[s.tag].ID())
+				}
+				continue
 			}
-			break
+			if len(returns) > 0 {
+				// A returned copy means the queue is gone; nothing is acked.
+				return n, fmt.Errorf("refresh: copy returned unroutable; messages were given back instead")
+			}
+			p.mu.Lock()
+			err = p.ackLocked(s.tag)
+			if err == nil {
+				p.taken-- // a refreshed message is still in the queue
+			}
+			p.mu.Unlock()
+			if err != nil {
+				return n, err
+			}
+			n++
 		}
-		p.mu.Lock()
-		err = p.ackLocked(s.tag)
-		if err == nil {
-			p.taken-- // a refreshed message is still in the queue
-		}
-		p.mu.Unlock()
-		if err != nil {
-			return n, err
-		}
-		n++
 	}
 	return n, firstErr
 }

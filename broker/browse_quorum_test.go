@@ -1,0 +1,232 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// A quorum queue counts every give-back in x-delivery-count and drops (or
+// dead-letters) a message past its delivery limit: measured on 3.10.8 with a
+// limit of 3, the 4th hold-and-give-back browse found the message gone. A
+// parking lot of this kind is browsed 100 times through broker.OpenPass /
+// Close; every message must still be there, unchanged, and each pass's
+// report must say what it did to keep it so (a note naming the limit, and
+// Refreshed counting the messages re-published instead of given back).
+func TestBrowseQuorumParkingLot100TimesLosesNothing(t *testing.T) {
+	const messages, passes = 50, 100
+	for _, limit := range []int{20, 3} {
+		t.Run(fmt.Sprintf("delivery limit %d", limit), func(t *testing.T) {
+			start := time.Now()
+			conn := brokertest.Dial(t, "")
+			ch := brokertest.Channel(t)
+			mgmt := brokertest.Management(t)
+			q := brokertest.Name(t, "parking")
+			brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(limit)})
+			want := publishParked(t, ch, q, messages)
+
+			refreshed, givenBack, maxCount := 0, 0, int64(0)
+			for pass := 1; pass <= passes; pass++ {
+				seen, counts, rep := browseCounting(t, conn, mgmt, q)
+				if len(seen) != messages || rep.Seen != messages || rep.Taken != 0 || rep.GivenBack+rep.Refreshed != messages {
+					t.Fatalf("pass %d saw %d distinct of %d; report %+v", pass, len(seen), messages, rep)
+				}
+				// Exactly the messages one give-back short of the limit are
+				// refreshed (a spare give-back stays for a connection lost
+				// while they are held).
+				atRisk := 0
+				for _, c := range counts {
+					maxCount = max(maxCount, c)
+					if c+2 > int64(limit) {
+						atRisk++
+					}
+				}
+				if rep.Refreshed != atRisk {
+					t.Fatalf("pass %d refreshed %d messages, but %d were within one give-back of the limit %d", pass, rep.Refreshed, atRisk, limit)
+				}
+				if !hasNote(rep.Notes, fmt.Sprintf("delivery limit %d", limit), "refreshed") {
+					t.Fatalf("pass %d: no note says what the pass does about the delivery limit: %q", pass, rep.Notes)
+				}
+				refreshed += rep.Refreshed
+				givenBack += rep.GivenBack
+				waitDepth(t, ch, q, messages)
+			}
+			if maxCount > int64(limit)-1 {
+				t.Errorf("a message reached x-delivery-count %d: within one give-back of the limit %d", maxCount, limit)
+			}
+			if refreshed == 0 {
+				t.Errorf("%d passes over a queue with delivery limit %d refreshed nothing", passes, limit)
+			}
+			lost, changed, dups := checkParked(t, ch, q, want)
+			brokertest.Figures(t, "quorum browse: delivery_limit=%d messages=%d passes=%d given_back=%d refreshed=%d max_delivery_count=%d lost=%d changed=%d duplicates=%d duration=%s",
+				limit, messages, passes, givenBack, refreshed, maxCount, lost, changed, dups, time.Since(start).Round(100*time.Millisecond))
+		})
+	}
+}
+
+// TestBrowseQuorumParkingLotListedByTheCLI100Times does the same through
+// `parkinglot list` (each run its own process and connection): 100 lists of
+// a quorum parking lot with delivery limit 3 lose nothing, and every list
+// says on stderr what it does about the limit.
+func TestBrowseQuorumParkingLotListedByTheCLI100Times(t *testing.T) {
+	const messages, runs, limit = 50, 100, 3
+	start := time.Now()
+	bin := brokertest.Binary(t)
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "parking")
+	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(limit)})
+	want := publishParked(t, ch, q, messages)
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(),
+		"PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL())
+	for run := 1; run <= runs; run++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, bin, "list", q, "-o", "json")
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("list run %d: %v\n%s", run, err, stderr.String())
+		}
+		ids := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+			var s struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(line), &s); err != nil {
+				t.Fatalf("list run %d: line %q: %v", run, line, err)
+			}
+			ids[s.ID] = true
+		}
+		if len(ids) != messages {
+			t.Fatalf("list run %d listed %d distinct messages, want %d\n%s", run, len(ids), messages, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), fmt.Sprintf("delivery limit %d", limit)) || !strings.Contains(stderr.String(), "refreshed") {
+			t.Fatalf("list run %d does not say what it does about the delivery limit; stderr:\n%s", run, stderr.String())
+		}
+		waitDepth(t, ch, q, messages)
+	}
+	lost, changed, dups := checkParked(t, ch, q, want)
+	brokertest.Figures(t, "quorum list (CLI): delivery_limit=%d messages=%d runs=%d lost=%d changed=%d duplicates=%d duration=%s",
+		limit, messages, runs, lost, changed, dups, time.Since(start).Round(100*time.Millisecond))
+}
+
+// publishParked fills q with n parked-looking messages and returns them by id.
+func publishParked(t *testing.T, ch *amqp.Channel, q string, n int) map[string]amqp.Publishing {
+	t.Helper()
+	want := map[string]amqp.Publishing{}
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		id := fmt.Sprintf("parked-%03d", i)
+		msgs[i] = amqp.Publishing{
+			MessageId: id, DeliveryMode: amqp.Persistent, ContentType: "application/json",
+			Headers: amqp.Table{"x-failure-kind": "permanent", "x-last-error": "bad payload " + id, "tenant": "acme"},
+			Body:    []byte(fmt.Sprintf(`{"payment":%d}`, i)),
+		}
+		want[id] = msgs[i]
+	}
+	brokertest.PublishMany(t, ch, "", q, msgs)
+	return want
+}
+
+// browseCounting runs one pass, taking nothing, and returns the ids seen
+// and each one's x-delivery-count when delivered.
+func browseCounting(t *testing.T, conn *broker.Conn, mgmt *broker.Management, queue string) (map[string]bool, map[string]int64, broker.PassReport) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Management: mgmt})
+	if err != nil {
+		t.Fatalf("open pass: %v", err)
+	}
+	seen := map[string]bool{}
+	counts := map[string]int64{}
+	for {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("next: %v", err)
+		}
+		seen[h.ID()] = true
+		counts[h.ID()] = h.DeliveryCount
+	}
+	rep, err := p.Close(ctx)
+	if err != nil {
+		t.Fatalf("close pass: %v", err)
+	}
+	return seen, counts, rep
+}
+
+// checkParked drains q and compares it with what was published: lost ids,
+// messages whose body or headers changed, and extra copies.
+func checkParked(t *testing.T, ch *amqp.Channel, q string, want map[string]amqp.Publishing) (lost, changed, dups int) {
+	t.Helper()
+	got := map[string]int{}
+	for _, d := range brokertest.Drain(t, ch, q) {
+		got[d.MessageId]++
+		w, ok := want[d.MessageId]
+		if !ok {
+			t.Errorf("unknown message %q in the queue", d.MessageId)
+			continue
+		}
+		if !bytes.Equal(d.Body, w.Body) || d.ContentType != w.ContentType || d.DeliveryMode != amqp.Persistent {
+			changed++
+			t.Errorf("%s changed: body %q content type %q delivery mode %d", d.MessageId, d.Body, d.ContentType, d.DeliveryMode)
+		}
+		for k, v := range w.Headers {
+			if d.Headers[k] != v {
+				changed++
+				t.Errorf("%s: header %s = %#v, want %#v", d.MessageId, k, d.Headers[k], v)
+			}
+		}
+	}
+	var missing []string
+	for id := range want {
+		switch n := got[id]; {
+		case n == 0:
+			lost++
+			missing = append(missing, id)
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	sort.Strings(missing)
+	if lost > 0 {
+		t.Errorf("%d messages lost: %v", lost, missing)
+	}
+	if dups > 0 {
+		t.Errorf("%d duplicate copies in the queue", dups)
+	}
+	return lost, changed, dups
+}
+
+// hasNote reports whether one note contains every part.
+func hasNote(notes []string, parts ...string) bool {
+	for _, n := range notes {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(n, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
