@@ -134,3 +134,30 @@ func TestCLIUsageErrorsExit2(t *testing.T) {
 		}
 	}
 }
+
+// Without the management API the commands that can work do, and say what
+// is missing: the route preview is unavailable, queues needs it.
+func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	dst := brokertest.Name(t, "dst")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	brokertest.DeclareQueue(t, ch, dst, nil)
+	parkPlain(t, ch, q, 2)
+	c := newCLI(t)
+	c.env = append(c.env, "PARKINGLOT_MANAGEMENT_URL=http://guest:guest@127.0.0.1:1")
+	r := c.must(0, "", "list", q)
+	if !strings.Contains(r.stdout, idOf(1)) || !strings.Contains(r.stderr, "management API unavailable") {
+		t.Errorf("list without the API:\n%s\n%s", r.stdout, r.stderr)
+	}
+	r = c.must(0, "", "replay", q, "--all", "--to", ":"+dst, "--dry-run")
+	if !strings.Contains(r.stdout, "route preview unavailable") || strings.Contains(r.stdout+r.stderr, "guest:guest") {
+		t.Errorf("dry run without the API:\n%s\n%s", r.stdout, r.stderr)
+	}
+	c.must(0, "", "replay", q, "--all", "--to", ":"+dst, "--yes")
+	waitDepth(t, ch, dst, 2)
+	r = c.must(1, "", "queues")
+	if !strings.Contains(r.stderr, "management API unavailable") {
+		t.Errorf("queues without the API: %q", r.stderr)
+	}
+}

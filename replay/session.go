@@ -45,7 +45,7 @@ type Session struct {
 	publish  *broker.Conn
 	mgmt     *broker.Management
 	mgmtErr  error
-	mgmtDone bool
+	mgmtAt   time.Time // when mgmtErr was found; retried after mgmtRetry
 	closed   bool
 }
 
@@ -127,29 +127,37 @@ func (s *Session) vhost() string {
 // Config is the configuration the session was opened with.
 func (s *Session) Config() Config { return s.cfg }
 
-// Management returns the management API client, checking once that it
-// answers. When it is not configured or not answering the error wraps
+// mgmtRetry is how long a management API found unavailable is not asked
+// again (a TUI session lives long; the API may come back).
+const mgmtRetry = 30 * time.Second
+
+// Management returns the management API client, checking that it answers.
+// When it is not configured or not answering the error wraps
 // broker.ErrNoManagement; features that need it say so, the rest works.
 func (s *Session) Management() (*broker.Management, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mgmtDone {
-		return s.mgmt, s.mgmtErr
+	if s.mgmt != nil {
+		return s.mgmt, nil
 	}
-	s.mgmtDone = true
+	if s.mgmtErr != nil && time.Since(s.mgmtAt) < mgmtRetry {
+		return nil, s.mgmtErr
+	}
+	fail := func(err error) (*broker.Management, error) {
+		s.mgmtErr, s.mgmtAt = noManagement(err), time.Now()
+		return nil, s.mgmtErr
+	}
 	m, err := s.conn.Management()
 	if err != nil {
-		s.mgmtErr = noManagement(err)
-		return nil, s.mgmtErr
+		return fail(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := m.Overview(ctx); err != nil {
 		m.Close()
-		s.mgmtErr = noManagement(err)
-		return nil, s.mgmtErr
+		return fail(err)
 	}
-	s.mgmt = m
+	s.mgmt, s.mgmtErr = m, nil
 	return m, nil
 }
 
