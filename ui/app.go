@@ -185,6 +185,17 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 }
 
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	// Keys typed faster than one read ("/amount" from a fast typist, a
+	// paste, tmux send-keys) arrive as one message with several runes:
+	// take them one at a time, so "/" starts the filter and the rest is
+	// typed into it.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
+		cmds := make([]tea.Cmd, 0, len(msg.Runes))
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
 	k := m.c.keys
 	if key.Matches(msg, k.ForceQuit) {
 		return tea.Quit

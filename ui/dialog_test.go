@@ -111,9 +111,7 @@ func TestBulkReplayProgressAndCancel(t *testing.T) {
 	}
 	hs.press("enter")
 	hs.until("closed and reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 5 })
-	if !strings.Contains(hs.screen(), "⚠ cancelled: replayed 2") {
-		t.Fatalf("status line:\n%s", hs.screen())
-	}
+	hs.untilScreen("⚠ cancelled: replayed 2")
 }
 
 func TestReplayFailuresAreReported(t *testing.T) {

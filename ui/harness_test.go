@@ -91,10 +91,13 @@ func (h *harness) apply(msg tea.Msg) {
 func (h *harness) until(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.After(5 * time.Second)
+	poll := time.NewTicker(10 * time.Millisecond) // cond may depend on the backend, not only on messages
+	defer poll.Stop()
 	for !cond() {
 		select {
 		case msg := <-h.msgs:
 			h.apply(msg)
+		case <-poll.C:
 		case <-deadline:
 			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.screen())
 		}
@@ -155,7 +158,7 @@ func keyMsg(k string) tea.KeyMsg {
 	special := map[string]tea.KeyType{
 		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "up": tea.KeyUp, "down": tea.KeyDown,
 		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
-		"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "space": tea.KeySpace,
+		"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "space": tea.KeySpace, "left": tea.KeyLeft, "right": tea.KeyRight,
 		"ctrl+t": tea.KeyCtrlT, "ctrl+a": tea.KeyCtrlA, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC,
 		"backspace": tea.KeyBackspace,
 	}

@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 func startOnLot(t *testing.T, w, h int) *harness {
@@ -30,10 +32,7 @@ func TestNavigation(t *testing.T) {
 	}
 	hs.press("enter")
 	hs.until("the list to load", hs.loaded)
-	hs.untilScreen("7 messages")
-	if !strings.Contains(hs.screen(), "demo.error.dlq: 7 messages") {
-		t.Fatalf("status bar lacks the queue depth:\n%s", hs.screen())
-	}
+	hs.untilScreen("demo.error.dlq: 7 messages") // the status bar's depth
 	if !strings.Contains(hs.screen(), "amqp://guest:xxxxx@127.0.0.1:5672/ vhost /") {
 		t.Fatalf("status bar lacks the connection:\n%s", hs.screen())
 	}
@@ -216,5 +215,15 @@ func TestSelection(t *testing.T) {
 	hs.press("esc")
 	if len(m.selected) != 0 || len(hs.m.stack) != 2 {
 		t.Fatalf("esc should clear the selection, not leave")
+	}
+}
+
+// Several runes in one key message (fast typing, a paste, tmux send-keys)
+// act as separate presses: "/" opens the filter and the rest is typed.
+func TestKeysArrivingTogether(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.apply(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/gateway")})
+	if m := hs.messages(); !m.typing || m.filter.Value() != "gateway" || len(m.rows) != 2 {
+		t.Fatalf("typing=%v filter=%q rows=%d", m.typing, m.filter.Value(), len(m.rows))
 	}
 }

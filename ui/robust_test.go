@@ -23,6 +23,7 @@ import (
 // on resize: the status and help bars never move or wrap.
 func TestResize(t *testing.T) {
 	hs := startOnLot(t, 120, 40)
+	hs.untilScreen("demo.error.dlq: 7 messages")
 	check := func(w, h int) {
 		t.Helper()
 		lines := strings.Split(hs.screen(), "\n")
