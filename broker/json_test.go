@@ -74,8 +74,10 @@ func fullMessage() Message {
 
 func TestMessageJSONRoundTrip(t *testing.T) {
 	binary := []byte{0xff, 0xfe, 0x00, 0x80, 'a'}
-	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<20) // 16 MiB
-	bigBinary := append(bytes.Repeat([]byte{0xc3}, 1<<24), 0xff)
+	// 16 MiB (the largest message a default RabbitMQ accepts is 128 MiB;
+	// parkinglot's exports must not choke far below that), text ending in
+	// one byte that is not UTF-8, so it travels as base64.
+	bigBinary := append(bytes.Repeat([]byte("0123456789abcdef"), 1<<20), 0xff)
 	cases := []struct {
 		name     string
 		m        Message
@@ -87,7 +89,6 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 		{"empty body", Message{Body: []byte{}}, "utf8"},
 		{"binary body", Message{Body: binary}, "base64"},
 		{"text body with NUL and escapes", Message{Body: []byte("a\x00<b>&\u2028\"")}, "utf8"},
-		{"16 MiB text body", Message{Body: big}, "utf8"},
 		{"16 MiB binary body", Message{Body: bigBinary}, "base64"},
 		{"timestamp year 50000", Message{Properties: Properties{Timestamp: time.Unix(1714564800000, 0)}, Body: []byte{}}, "utf8"},
 		{"timestamp before 1970", Message{Properties: Properties{Timestamp: time.Unix(-5, 0)}, Body: []byte{}}, "utf8"},
@@ -100,12 +101,8 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(back, want) {
 				t.Fatalf("round trip changed the message:\n in  %#v\n out %#v", want, back)
 			}
-			var raw map[string]any
-			if err := json.Unmarshal(data, &raw); err != nil {
-				t.Fatal(err)
-			}
-			if raw["body_encoding"] != c.encoding {
-				t.Fatalf("body_encoding %v, want %s", raw["body_encoding"], c.encoding)
+			if want := `"body_encoding":"` + c.encoding + `"`; !bytes.Contains(data, []byte(want)) {
+				t.Fatalf("%s lacks %s", truncate(string(data), 300), want)
 			}
 		})
 	}
