@@ -40,6 +40,7 @@ type conservationSpec struct {
 	kills                 int // kill -9 of the daemon, each followed by a restart
 	forcedCloses          int // both daemon connections closed through the management API
 	brokerRestarts        int // rabbitmqctl stop_app / start_app
+	alarms                int // a memory alarm (publishers blocked), then cleared
 	prefetch, concurrency int
 	timeout               time.Duration // the whole run
 }
@@ -153,6 +154,21 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		restarts++
 		d.waitConsuming(t, from, 2*time.Minute)
 	}
+	// A resource alarm blocks the daemon's publishing connection: retries
+	// and parks wait (and give their message back if it lasts past the
+	// publish timeout) while acks go on over the consuming connection.
+	blockedDone := 0
+	for range spec.alarms {
+		beforeFault()
+		from := d.log.len()
+		clearAlarm := brokertest.MemoryAlarm(t)
+		d.waitLine(t, "broker blocked this connection (resource alarm)", from, 30*time.Second)
+		before := progress.lines(t)
+		progress.waitGrowth(t, 20, 5*time.Second)
+		blockedDone += progress.lines(t) - before
+		clearAlarm()
+		d.waitLine(t, "broker unblocked this connection", from, 30*time.Second)
+	}
 	faultsDone := time.Since(start)
 
 	// Drain: wait until the main queue and the delay tiers are empty and
@@ -263,6 +279,8 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	// quorum delay queues' at-least-once dead-lettering of what it had
 	// forwarded but not yet settled: at most the dead-letter worker's
 	// prefetch per delay queue.
+	// A blocked publish waits before it sends anything, so an alarm adds
+	// no duplicates.
 	faults := kills + forced + restarts
 	bound := spec.prefetch * faults
 	if spec.queueType == QueueQuorum {
@@ -277,8 +295,8 @@ func runConservation(t *testing.T, spec conservationSpec) {
 			nParked++
 		}
 	}
-	brokertest.Figures(t, "conservation: queue_type=%s messages=%d kills=%d forced_closes=%d broker_restarts=%d done=%d parked=%d missing=%d duplicates=%d (done_twice=%d parked_twice=%d done_and_parked=%d; bound %d) misfiled=%d outstanding_at_last_fault=%d prefetch=%d concurrency=%d duration=%s (publish %s, faults %s, broker away %s)",
-		spec.queueType, len(ids), kills, forced, restarts, nDone, nParked, missing, duplicates, dupDone, dupParked, doneAndParked, bound,
+	brokertest.Figures(t, "conservation: queue_type=%s messages=%d kills=%d forced_closes=%d broker_restarts=%d alarms=%d (done while blocked %d) done=%d parked=%d missing=%d duplicates=%d (done_twice=%d parked_twice=%d done_and_parked=%d; bound %d) misfiled=%d outstanding_at_last_fault=%d prefetch=%d concurrency=%d duration=%s (publish %s, faults %s, broker away %s)",
+		spec.queueType, len(ids), kills, forced, restarts, spec.alarms, blockedDone, nDone, nParked, missing, duplicates, dupDone, dupParked, doneAndParked, bound,
 		len(misfiled), outstanding, spec.prefetch, spec.concurrency, time.Since(start).Round(100*time.Millisecond), published.Round(100*time.Millisecond),
 		faultsDone.Round(100*time.Millisecond), away.Round(100*time.Millisecond))
 
@@ -520,6 +538,14 @@ func startDaemon(t *testing.T, c *cli, args ...string) *daemonProc {
 func (d *daemonProc) waitConsuming(t *testing.T, from int, timeout time.Duration) {
 	t.Helper()
 	if _, err := d.log.wait("msg=consuming", from, timeout, d.done); err != nil {
+		t.Fatalf("daemon pid %d: %v\n%s", d.cmd.Process.Pid, err, d.log.tail(20))
+	}
+}
+
+// waitLine waits for a log line containing s at or after line index from.
+func (d *daemonProc) waitLine(t *testing.T, s string, from int, timeout time.Duration) {
+	t.Helper()
+	if _, err := d.log.wait(s, from, timeout, d.done); err != nil {
 		t.Fatalf("daemon pid %d: %v\n%s", d.cmd.Process.Pid, err, d.log.tail(20))
 	}
 }

@@ -248,3 +248,38 @@ func Binary(t testing.TB) string {
 	}
 	return bin
 }
+
+// MemoryAlarm raises the broker's memory alarm (a vm_memory_high_watermark
+// far below what the node uses: every publishing connection is blocked) and
+// returns a function that restores the watermark the node had; the test's
+// clean-up restores it too. It disturbs every test publishing meanwhile:
+// use it only in chaos-tagged tests, which run alone.
+func MemoryAlarm(t testing.TB) (clear func()) {
+	t.Helper()
+	out, err := Rabbitmqctl(t, 30*time.Second, "eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := []string{"set_vm_memory_high_watermark"}
+	was := strings.TrimSpace(out)
+	if abs, ok := strings.CutPrefix(was, "{absolute,"); ok {
+		restore = append(restore, "absolute", strings.TrimSuffix(abs, "}"))
+	} else {
+		restore = append(restore, was)
+	}
+	done := false
+	clear = func() {
+		if done {
+			return
+		}
+		done = true
+		if out, err := Rabbitmqctl(t, 30*time.Second, restore...); err != nil {
+			t.Errorf("restore the memory watermark (%s): %v %s", strings.Join(restore, " "), err, out)
+		}
+	}
+	t.Cleanup(clear)
+	if out, err := Rabbitmqctl(t, 30*time.Second, "set_vm_memory_high_watermark", "0.0000001"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	return clear
+}
