@@ -6,6 +6,9 @@ LDFLAGS := -X main.version=$(VERSION)
 # Integration tests talk to this broker.
 export AMQP_URL       ?= amqp://guest:guest@127.0.0.1:5672/
 export MANAGEMENT_URL ?= http://guest:guest@127.0.0.1:15672
+# The fault tests append their figures lines here (go test hides a passing
+# package's output); test and chaos print the file at the end.
+FIGURES := $(CURDIR)/bin/figures.txt
 
 .PHONY: all build broker test vet bench fuzz chaos demo clean completions
 
@@ -24,8 +27,10 @@ broker:
 test: broker build
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./...
-	PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
-	PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 20m -run 'Chaos' ./...
+	@rm -f $(FIGURES)
+	PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
+	PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 20m -run 'Chaos' ./...
+	@echo "figures:"; cat $(FIGURES) 2>/dev/null || echo "(none written)"
 
 vet:
 	$(GO) vet ./...
@@ -37,12 +42,14 @@ bench: broker build
 ## fuzz: each fuzz target for a bounded time
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./broker -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	$(GO) test ./broker -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 ## chaos: only the fault-injection runs (kill -9, forced closes, broker restart)
 chaos: broker build
-	PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 30m -run 'Chaos' ./...
+	@rm -f $(FIGURES)
+	PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 30m -run 'Chaos' ./...
+	@echo "figures:"; cat $(FIGURES) 2>/dev/null || echo "(none written)"
 
 ## demo: local broker, a demo pipeline filled through the daemon, the TUI on its parking lot
 demo: broker build
