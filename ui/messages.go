@@ -42,8 +42,9 @@ type messagesScreen struct {
 	groupPos  int    // the grouped view's cursor, restored on esc
 	selected  map[string]bool
 
-	rows   []int      // flat view: indices into data.all
-	groups []msgGroup // grouped view
+	rows    []int      // flat view: indices into data.all
+	groups  []msgGroup // grouped view
+	builtAt int        // len(data.all) when rows or groups were last computed
 	list   vlist
 	width  int
 }
@@ -124,8 +125,9 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if m.pending != nil {
 			m.pending.add(msg.batch)
 		} else {
+			from := len(m.data.all)
 			m.data.add(msg.batch)
-			m.rebuild()
+			m.grow(from)
 		}
 		return m, m.feed.next()
 	case browseDoneMsg:
@@ -162,6 +164,8 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 		m.pruneSelection()
 		m.rebuild()
 		m.seek(keep)
+	} else if m.builtAt != len(m.data.all) {
+		m.resort() // the order or the groups were approximate while streaming
 	}
 	if m.source.src != nil {
 		_ = m.source.src.Close()
@@ -177,6 +181,7 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 // rebuild recomputes the visible rows after the data, filter, sort or
 // grouping changed.
 func (m *messagesScreen) rebuild() {
+	m.builtAt = len(m.data.all)
 	if m.grouped {
 		m.groups = m.data.groups(m.filter.Value())
 		m.list.setCount(len(m.groups))
@@ -184,6 +189,27 @@ func (m *messagesScreen) rebuild() {
 	}
 	m.rows = m.data.view(m.filter.Value(), m.openGroup, m.sort, m.reverse)
 	m.list.setCount(len(m.rows))
+}
+
+// grow folds newly streamed summaries (from index from on) into the view
+// without recomputing it: appending is exact for the queue order; other
+// orders and the groups are recomputed each time the data has doubled,
+// and once when the browse ends — O(n log n) in all, not per batch.
+func (m *messagesScreen) grow(from int) {
+	if !m.grouped && m.sort == sortQueue && !m.reverse {
+		filter := strings.ToLower(m.filter.Value())
+		for i := from; i < len(m.data.all); i++ {
+			if m.data.matches(i, filter, m.openGroup) {
+				m.rows = append(m.rows, i)
+			}
+		}
+		m.builtAt = len(m.data.all)
+		m.list.setCount(len(m.rows))
+		return
+	}
+	if len(m.data.all) >= 2*m.builtAt {
+		m.resort()
+	}
 }
 
 func (m *messagesScreen) updateFilter(msg tea.KeyMsg) tea.Cmd {
