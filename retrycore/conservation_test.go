@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
@@ -55,9 +56,11 @@ func TestConservationDaemonKill9(t *testing.T) {
 		messages:     1000,
 		kills:        2,
 		forcedCloses: 1,
-		prefetch:     20,
-		concurrency:  6,
-		timeout:      2 * time.Minute,
+		// Slow enough that work is left when the management API has listed
+		// the restarted daemon's connections (a few seconds).
+		prefetch:    10,
+		concurrency: 2,
+		timeout:     2 * time.Minute,
 	})
 }
 
@@ -133,13 +136,20 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	prefix := "parkinglot daemon " + p.Name
 	m := brokertest.Management(t)
 	for range spec.forcedCloses {
+		// The management API lists a new connection only after a few
+		// seconds: wait for it first, so the close lands on work in progress.
+		listedBy := time.Now().Add(30 * time.Second)
+		for !listed(t, m, prefix) {
+			if time.Now().After(listedBy) {
+				t.Fatal("the management API never listed the daemon's connections")
+			}
+			time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
+		}
 		beforeFault()
 		from := d.log.len()
-		// The management API lists a new connection only after a few seconds.
-		closeBy := time.Now().Add(30 * time.Second)
 		for brokertest.CloseConnections(t, m, prefix) == 0 {
-			if time.Now().After(closeBy) {
-				t.Fatal("the management API never listed the daemon's connections")
+			if time.Now().After(listedBy) {
+				t.Fatal("could not close the daemon's connections")
 			}
 			time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
 		}
@@ -333,6 +343,24 @@ func (p planned) parkKind() string {
 		return KindRetriesExhausted
 	}
 	return ""
+}
+
+// listed reports whether the management API lists a connection whose
+// client-given name starts with prefix.
+func listed(t *testing.T, m *broker.Management, prefix string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	conns, err := m.Connections(ctx)
+	if err != nil {
+		t.Fatalf("list connections: %v", err)
+	}
+	for _, c := range conns {
+		if strings.HasPrefix(c.ClientName(), prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // depthOf reads a queue's ready count on a connection of its own (the
