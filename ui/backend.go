@@ -59,6 +59,9 @@ type QueueRow struct {
 type BrowseRequest struct {
 	Queue string
 	Limit int // 0: every message ready when the pass begins
+	// Filter is an expr-lang expression over each message (replay's
+	// FilterEnv: error, attempts, age, headers, body, …); "" lists all.
+	Filter string
 	// OnBatch receives summaries as they arrive. It may be called from
 	// another goroutine; the slice is not reused by the caller.
 	OnBatch func([]replay.Summary)

@@ -73,10 +73,11 @@ func tickQueues(c *common) tea.Cmd {
 	return tea.Tick(c.refresh, func(time.Time) tea.Msg { return queuesTickMsg{} })
 }
 
-// startBrowse begins a pass over queue. The first command starts the
+// startBrowse begins a pass over queue (only the messages filter, an
+// expr-lang expression, matches; "" for all). The first command starts the
 // worker and waits for its first output; the screen re-arms f.next() after
 // each message until the final browseDoneMsg.
-func startBrowse(c *common, queue string) (*feed, tea.Cmd) {
+func startBrowse(c *common, queue, filter string) (*feed, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	f := newFeed(cancel)
 	start := func() tea.Msg {
@@ -86,7 +87,7 @@ func startBrowse(c *common, queue string) (*feed, tea.Cmd) {
 		go func() {
 			defer c.workers.end()
 			defer cancel()
-			res, err := c.backend.Browse(ctx, BrowseRequest{Queue: queue, OnBatch: f.addSummaries})
+			res, err := c.backend.Browse(ctx, BrowseRequest{Queue: queue, Filter: filter, OnBatch: f.addSummaries})
 			var release func()
 			if res.Messages != nil {
 				release = func() { _ = res.Messages.Close() }

@@ -123,6 +123,9 @@ func (f *fakeBackend) Queues(context.Context) ([]QueueRow, error) {
 
 func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error) {
 	f.record("browse " + req.Queue)
+	if req.Filter != "" {
+		f.record("filter " + req.Filter)
+	}
 	if f.browseErr != nil {
 		return BrowseResult{}, f.browseErr
 	}
@@ -135,7 +138,13 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 		return BrowseResult{}, ctx.Err()
 	}
 	f.mu.Lock()
-	ms := append([]fakeMessage(nil), f.messages[req.Queue]...)
+	var ms []fakeMessage
+	for _, m := range f.messages[req.Queue] {
+		// The fake's "expr": a message id prefix after "id starts ".
+		if p, ok := strings.CutPrefix(req.Filter, "id starts "); !ok || strings.HasPrefix(m.sum.ID, p) {
+			ms = append(ms, m)
+		}
+	}
 	f.mu.Unlock()
 	src := &fakeSource{}
 	for i := 0; i < len(ms); i += f.batch {

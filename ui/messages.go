@@ -35,6 +35,7 @@ type messagesScreen struct {
 
 	filter    textinput.Model
 	typing    bool
+	expr      string // a broker-side filter (typed as "=EXPR"); the browse lists only its matches
 	sort      sortMode
 	reverse   bool
 	grouped   bool
@@ -52,7 +53,7 @@ type messagesScreen struct {
 func newMessagesScreen(c *common, queue string) *messagesScreen {
 	ti := textinput.New()
 	ti.Prompt = "/"
-	ti.Placeholder = "id, error, origin or routing key"
+	ti.Placeholder = "id, error, origin or routing key — or =EXPR on the broker side, e.g. =attempts > 2"
 	ti.CharLimit = 256
 	ti.Cursor.SetMode(cursor.CursorStatic) // no blink timer: fewer redraws, stable screens
 	m := &messagesScreen{
@@ -76,8 +77,9 @@ func (m *messagesScreen) load() tea.Cmd {
 		m.pending = &msgData{}
 	} else {
 		m.data = &msgData{}
+		m.rebuild()
 	}
-	f, cmd := startBrowse(m.c, m.queue)
+	f, cmd := startBrowse(m.c, m.queue, m.expr)
 	m.feed, m.loading, m.loadErr = f, true, nil
 	return cmd
 }
@@ -224,6 +226,9 @@ func (m *messagesScreen) updateFilter(msg tea.KeyMsg) tea.Cmd {
 	case msg.Type == tea.KeyEnter, msg.Type == tea.KeyUp, msg.Type == tea.KeyDown:
 		m.typing = false
 		m.filter.Blur()
+		if expr, ok := strings.CutPrefix(m.filter.Value(), "="); ok {
+			return m.setExpr(strings.TrimSpace(expr))
+		}
 		if msg.Type != tea.KeyEnter {
 			return m.handleKey(msg)
 		}
@@ -232,11 +237,22 @@ func (m *messagesScreen) updateFilter(msg tea.KeyMsg) tea.Cmd {
 	before := m.filter.Value()
 	var cmd tea.Cmd
 	m.filter, cmd = m.filter.Update(msg)
-	if m.filter.Value() != before {
+	if v := m.filter.Value(); v != before && !strings.HasPrefix(v, "=") {
 		m.rebuild()
 		m.list.top()
 	}
 	return cmd
+}
+
+// setExpr browses again with a broker-side filter ("" removes it); the
+// list then holds only its matches.
+func (m *messagesScreen) setExpr(expr string) tea.Cmd {
+	m.filter.SetValue("")
+	m.expr = expr
+	m.loaded = false // a different set: stream it in afresh
+	m.selected = map[string]bool{}
+	m.list.top()
+	return m.load()
 }
 
 func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
@@ -291,6 +307,8 @@ func (m *messagesScreen) back() tea.Cmd {
 	case m.filter.Value() != "":
 		m.filter.SetValue("")
 		m.rebuild()
+	case m.expr != "":
+		return m.setExpr("")
 	case m.openGroup != "":
 		m.openGroup, m.grouped = "", true
 		m.rebuild()
@@ -488,6 +506,9 @@ func (m *messagesScreen) infoLine() string {
 	}
 	if v := m.filter.Value(); v != "" && !m.typing {
 		parts = append(parts, "filter: "+clean(v))
+	}
+	if m.expr != "" {
+		parts = append(parts, st.Info.Render("expr: "+clean(m.expr)))
 	}
 	if len(m.selected) > 0 {
 		parts = append(parts, st.Selected.Render(fmt.Sprintf("%d selected", len(m.selected))))

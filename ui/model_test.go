@@ -1,10 +1,15 @@
 package ui
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 func startOnLot(t *testing.T, w, h int) *harness {
@@ -225,5 +230,63 @@ func TestKeysArrivingTogether(t *testing.T) {
 	hs.apply(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/gateway")})
 	if m := hs.messages(); !m.typing || m.filter.Value() != "gateway" || len(m.rows) != 2 {
 		t.Fatalf("typing=%v filter=%q rows=%d", m.typing, m.filter.Value(), len(m.rows))
+	}
+}
+
+// Streaming batches extend the view exactly for the queue order, and
+// approximately (rebuilt on doubling) for other orders and the groups;
+// the end of the browse makes every view exact.
+func TestStreamingGrowsTheView(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	for i := 0; i < 300; i++ {
+		fb.add("big.dlq", fmt.Sprintf("m-%03d", i), fmt.Sprintf("error %d in shard %d", i, i%5), time.Duration(i%17)*time.Minute, "{}")
+	}
+	fb.batch = 7
+	for _, mode := range []struct {
+		sort    sortMode
+		reverse bool
+		grouped bool
+		filter  string
+	}{{sortQueue, false, false, ""}, {sortQueue, false, false, "shard 3"}, {sortAge, false, false, ""}, {sortQueue, true, false, ""}, {sortError, false, true, ""}} {
+		c := &common{ctx: context.Background(), backend: fb, styles: NewStyles(asciiRenderer()), keys: DefaultKeyMap(), now: func() time.Time { return testNow }, workers: newWorkers(), width: 100, height: 20}
+		m := newMessagesScreen(c, "big.dlq")
+		m.sort, m.reverse, m.grouped = mode.sort, mode.reverse, mode.grouped
+		m.filter.SetValue(mode.filter)
+		f := newFeed(func() {})
+		m.feed, m.loading = f, true
+		res, err := fb.Browse(context.Background(), BrowseRequest{Queue: "big.dlq", OnBatch: func(b []replay.Summary) {
+			m.Update(feedBatchMsg{f: f, batch: b})
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Update(browseDoneMsg{f: f, res: res})
+		got := append([]int(nil), m.rows...)
+		gotGroups := len(m.groups)
+		m.rebuild()
+		if fmt.Sprint(got) != fmt.Sprint(m.rows) || gotGroups != len(m.groups) {
+			t.Errorf("%+v: streamed view differs from a full rebuild", mode)
+		}
+	}
+}
+
+// "/=EXPR" browses again with a broker-side filter; esc removes it.
+func TestExprFilter(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	hs.press("/")
+	hs.typeText("=id starts pay-0001")
+	if got := len(hs.messages().rows); got != 7 {
+		t.Fatalf("an expr is not a local filter: %d rows while typing", got)
+	}
+	hs.press("enter")
+	hs.until("the filtered browse", func() bool { return hs.fb.called("filter id starts pay-0001") == 1 && hs.loaded() })
+	hs.untilScreen("expr: id starts pay-0001")
+	if got := len(hs.messages().rows); got != 1 {
+		t.Fatalf("expr: %d rows, want 1", got)
+	}
+	hs.press("esc")
+	hs.until("the full browse", func() bool { return hs.fb.called("browse") == 3 && hs.loaded() })
+	if strings.Contains(hs.screen(), "expr:") || len(hs.messages().rows) != 7 {
+		t.Fatalf("expr not removed:\n%s", hs.screen())
 	}
 }
