@@ -195,6 +195,11 @@ func newTUICmd(a *app) *cobra.Command {
 // runTUI opens the terminal UI on queue ("" for the queue list). It
 // returns once every message a browse held is given back.
 func runTUI(ctx context.Context, a *app, queue string) error {
+	return openTUI(ctx, a, ui.Options{Queue: queue})
+}
+
+// openTUI is runTUI with every TUI option (the demo adds a notice).
+func openTUI(ctx context.Context, a *app, opts ui.Options) error {
 	quiet := *a
 	quiet.log = slog.New(slog.DiscardHandler) // the TUI owns the terminal: log lines would tear it
 	s, err := quiet.session(ctx, "tui")
@@ -203,7 +208,7 @@ func runTUI(ctx context.Context, a *app, queue string) error {
 	}
 	defer s.Close()
 	return ui.Run(ctx, ui.NewSessionBackend(s), ui.RunOptions{
-		Options: ui.Options{Queue: queue},
+		Options: opts,
 		Input:   a.stdin, Output: a.stdout, Errors: a.stderr,
 	})
 }
@@ -241,7 +246,7 @@ func newDemoCmd(a *app) *cobra.Command {
 				}
 				return sum.WriteText(cmd.OutOrStdout())
 			}
-			err = runTUI(cmd.Context(), a, sum.ParkingLot())
+			err = openTUI(cmd.Context(), a, ui.Options{Queue: sum.ParkingLot(), Notice: sum.Notice()})
 			fmt.Fprintf(a.stderr, "replayed messages wait in %s (the demo's consumer is stopped); `parkinglot demo --clean` removes the demo\n", sum.Pipeline.Main.Queue)
 			return err
 		},

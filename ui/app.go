@@ -30,6 +30,8 @@ type Options struct {
 	// Refresh is how often queue depths are read again: 0 is every 2s,
 	// negative never (tests).
 	Refresh time.Duration
+	// Notice is the first status line (the demo says what it did).
+	Notice string
 }
 
 // Model is the root model: the navigation stack of screens, the dialog on
@@ -42,6 +44,7 @@ type Model struct {
 
 	queues    []QueueRow
 	queuesErr error
+	counted   map[string]counted // depths a browse counted, fresher than the management API's
 	status    string
 	kind      statusKind
 	fullHelp  bool
@@ -73,7 +76,7 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 	if c.refresh == 0 {
 		c.refresh = queueRefresh
 	}
-	m := &Model{c: c, cancel: cancel, width: 80, height: 24}
+	m := &Model{c: c, cancel: cancel, width: 80, height: 24, counted: map[string]counted{}, status: opts.Notice}
 	m.stack = []screen{newQueuesScreen(c)}
 	if opts.Queue != "" {
 		m.stack = append(m.stack, newMessagesScreen(c, opts.Queue))
@@ -156,6 +159,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case statusMsg:
 		m.status, m.kind = msg.text, msg.kind
 		return m, nil
+	case depthMsg:
+		m.counted[msg.queue] = counted{n: msg.n, at: m.c.now()}
+		return m, nil
 	case queuesTickMsg:
 		return m, tea.Batch(loadQueues(m.c), tickQueues(m.c))
 	case queuesLoadedMsg:
@@ -222,6 +228,16 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	m.stack[len(m.stack)-1] = next
 	return cmd
 }
+
+// counted is a queue depth a browse counted, and when.
+type counted struct {
+	n  int
+	at time.Time
+}
+
+// statsLag is how long the management API's message counts may lag (its
+// default stats interval is 5s).
+const statsLag = 6 * time.Second
 
 // chrome is the lines around the body: title, status bar, message, help.
 const chrome = 4

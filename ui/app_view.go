@@ -72,6 +72,9 @@ func (m *Model) statusBar() string {
 
 // depth is the queue's message count from the last refresh.
 func (m *Model) depth(queue string) string {
+	if c, ok := m.counted[queue]; ok && m.c.now().Sub(c.at) < statsLag {
+		return fmtCount(int64(c.n)) + " messages"
+	}
 	for _, r := range m.queues {
 		if r.Name == queue {
 			s := fmtCount(r.Messages) + " messages"

@@ -72,6 +72,12 @@ type (
 		text string
 		kind statusKind
 	}
+	// depthMsg is a queue's depth as a browse just counted it; the
+	// management API's figures lag by up to its stats interval (5s).
+	depthMsg struct {
+		queue string
+		n     int
+	}
 	refreshQueueMsg struct {
 		queue   string // reload the screens showing queue
 		removed bool   // some messages left it

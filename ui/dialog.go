@@ -39,7 +39,10 @@ type dialog struct {
 	what  string   // what is chosen, for people: "group “…” (12 messages)"
 	ids   []string // exactly the messages chosen
 	bulk  bool
-	state dialogState
+	// shared counts chosen rows whose id another chosen row has too: the
+	// backend acts on one copy per id.
+	shared int
+	state  dialogState
 
 	plan     *Plan
 	planErr  error

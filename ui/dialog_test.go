@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
@@ -218,4 +219,19 @@ func TestActionFromMessageScreenGoesBack(t *testing.T) {
 		_, onList := hs.m.top().(*messagesScreen)
 		return onList && hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 6
 	})
+}
+
+// A message parked twice has two rows with one id: the dialog counts ids
+// (what the backend acts on) and says that the copies need another run.
+func TestSharedIDsAreExplained(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.add("demo.error.dlq", "pay-0002", "amount must be positive, got -250 (payment pay-0002)", time.Minute, `{}`)
+	hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
+	hs.until("loaded", hs.loaded)
+	hs.press("g", "R") // the largest group: 4 rows, 3 ids
+	hs.untilScreen("Replay 3 message(s)")
+	if !strings.Contains(hs.screen(), "1 more row(s) share an id") {
+		t.Fatalf("shared id not explained:\n%s", hs.screen())
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/parkinglot/parkinglot/replay"
 )
@@ -33,10 +34,12 @@ func (d *dialog) View() string {
 		add(d.doneLines(inner)...)
 	}
 	add("", d.c.helpView(d, inner, false))
-	for i, l := range lines {
-		lines[i] = cut(l, inner)
+	// Long warnings and errors wrap: they are what the dialog is for.
+	var out []string
+	for _, l := range lines {
+		out = append(out, strings.Split(ansi.Wrap(l, inner, " /,"), "\n")...)
 	}
-	return st.Dialog.Width(d.width - 2).Render(strings.Join(lines, "\n"))
+	return st.Dialog.Width(d.width - 2).Render(strings.Join(out, "\n"))
 }
 
 func (d *dialog) title() string {
@@ -72,6 +75,9 @@ func (d *dialog) confirmLines(inner int) []string {
 			target = "the failed queue alone (default exchange)"
 		}
 		lines = append(lines, st.Dim.Render("  Send to     ")+target+st.Dim.Render("  (ctrl+t)"))
+	}
+	if d.shared > 0 {
+		lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ %d more row(s) share an id with a chosen message: one copy per id is acted on; run it again for the others", d.shared)))
 	}
 	if d.problem != "" {
 		lines = append(lines, "", st.Error.Render("✗ "+d.problem))

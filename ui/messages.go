@@ -46,8 +46,8 @@ type messagesScreen struct {
 	rows    []int      // flat view: indices into data.all
 	groups  []msgGroup // grouped view
 	builtAt int        // len(data.all) when rows or groups were last computed
-	list   vlist
-	width  int
+	list    vlist
+	width   int
 }
 
 func newMessagesScreen(c *common, queue string) *messagesScreen {
@@ -174,10 +174,15 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 	}
 	m.source.src = msg.res.Messages
 	m.facts, m.report, m.loaded = msg.res.Facts, msg.res.Report, true
-	if m.report.Refreshed > 0 {
-		return status(statusWarn, fmt.Sprintf("%d message(s) were re-published to the queue's tail to keep them from its delivery limit", m.report.Refreshed))
+	var depth tea.Cmd
+	if m.expr == "" {
+		n := len(m.data.all)
+		depth = func() tea.Msg { return depthMsg{queue: m.queue, n: n} }
 	}
-	return nil
+	if m.report.Refreshed > 0 {
+		return tea.Batch(depth, status(statusWarn, fmt.Sprintf("%d message(s) were re-published to the queue's tail to keep them from its delivery limit", m.report.Refreshed)))
+	}
+	return depth
 }
 
 // rebuild recomputes the visible rows after the data, filter, sort or
@@ -432,7 +437,8 @@ func (m *messagesScreen) seek(id string) {
 	}
 }
 
-// shownIDs are the messages on screen (all rows, not only the window).
+// shownIDs are the ids of every row shown (not only the window), with
+// repeats when messages share an id.
 func (m *messagesScreen) shownIDs() []string {
 	var ids []string
 	if m.grouped {
@@ -446,12 +452,13 @@ func (m *messagesScreen) shownIDs() []string {
 			ids = append(ids, m.data.all[i].ID)
 		}
 	}
-	return dedupe(ids)
+	return ids
 }
 
+// dedupe returns ids without repeats (a new slice; the order kept).
 func dedupe(ids []string) []string {
 	seen := make(map[string]bool, len(ids))
-	out := ids[:0]
+	out := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if !seen[id] {
 			seen[id] = true

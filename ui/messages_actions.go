@@ -36,6 +36,10 @@ func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 	if len(ids) == 0 {
 		return status(statusInfo, "nothing to act on here")
 	}
+	// Messages may share an id (parked twice); replay acts on one copy
+	// per id and pass, and the dialog says so.
+	rows := len(ids)
+	ids = dedupe(ids)
 	if key.Matches(msg, k.Edit) && (m.grouped || len(ids) != 1) {
 		return status(statusInfo, "edit works on one message: open the group (enter) and pick one")
 	}
@@ -51,6 +55,7 @@ func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 	default:
 		d = newExportDialog(m.c, m.queue, what, ids)
 	}
+	d.shared = rows - len(ids)
 	return openDialog(d)
 }
 
@@ -74,8 +79,7 @@ func (m *messagesScreen) chosen() (string, []string) {
 				ids = append(ids, id)
 			}
 		}
-		ids = dedupe(ids)
-		return fmt.Sprintf("%d selected message(s)", len(ids)), ids
+		return fmt.Sprintf("%d selected message(s)", len(dedupe(ids))), ids
 	}
 	if g, ok := m.currentGroup(); ok {
 		return m.groupWhat(g), m.groupIDs(g)
@@ -86,13 +90,14 @@ func (m *messagesScreen) chosen() (string, []string) {
 // shown is every message the list shows.
 func (m *messagesScreen) shown() (string, []string) {
 	ids := m.shownIDs()
+	n := len(ids)
 	switch {
 	case m.openGroup != "" && m.filter.Value() == "":
-		return fmt.Sprintf("group “%s” (%d messages)", cut(clean(m.openGroup), 40), len(ids)), ids
+		return fmt.Sprintf("group “%s” (%d messages)", cut(clean(m.openGroup), 40), n), ids
 	case m.filter.Value() != "" || m.openGroup != "":
-		return fmt.Sprintf("%d message(s) matching “%s”", len(ids), cut(clean(m.filter.Value()), 30)), ids
+		return fmt.Sprintf("%d message(s) matching “%s”", n, cut(clean(m.filter.Value()), 30)), ids
 	}
-	return fmt.Sprintf("all %d message(s) shown", len(ids)), ids
+	return fmt.Sprintf("all %d message(s) shown", n), ids
 }
 
 func (m *messagesScreen) groupWhat(g msgGroup) string {
@@ -104,7 +109,7 @@ func (m *messagesScreen) groupIDs(g msgGroup) []string {
 	for _, i := range g.Indices {
 		ids = append(ids, m.data.all[i].ID)
 	}
-	return dedupe(ids)
+	return ids
 }
 
 // orderedAll is every index in queue order (the selection keeps it).

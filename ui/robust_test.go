@@ -45,7 +45,7 @@ func TestResize(t *testing.T) {
 		hs.press("g")
 		check(sz[0], sz[1])
 		hs.press("g", "r")
-		hs.untilScreen("reaches demo.main")
+		hs.untilScreen("origin from")
 		check(sz[0], sz[1])
 		hs.press("esc")
 		hs.until("closed", func() bool { return hs.m.dialog == nil })

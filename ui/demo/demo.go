@@ -92,6 +92,15 @@ type Summary struct {
 // ParkingLot is the queue to open in the TUI.
 func (s Summary) ParkingLot() string { return s.Pipeline.Error.Queue }
 
+// Notice is the TUI's first status line after a seed.
+func (s Summary) Notice() string {
+	n := fmt.Sprintf("demo: %d payments parked by this run", s.After-s.Before)
+	if s.Before > 0 {
+		n += fmt.Sprintf(" (%d from earlier runs; `parkinglot demo --clean` starts over)", s.Before)
+	}
+	return n + "; the consumer is stopped, so replayed ones wait in " + s.Pipeline.Main.Queue
+}
+
 // WriteText prints the summary for people and scripts.
 func (s Summary) WriteText(w io.Writer) error {
 	p := s.Pipeline
