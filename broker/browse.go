@@ -80,6 +80,9 @@ type Pass struct {
 	taken   int
 	atRisk  map[uint64]Message // held messages that must be refreshed, not given back
 	acked   map[uint64]bool
+	nextTag uint64 // lowest delivery tag not acked (0: none yet, i.e. 1)
+	// sawDeliveryCount: some delivery carried x-delivery-count (quorum).
+	sawDeliveryCount bool
 	done    bool
 	report  PassReport
 	lastErr error
@@ -266,10 +269,10 @@ func (p *Pass) lost() error {
 
 func (p *Pass) hold(d amqp.Delivery) *Held {
 	h := &Held{Message: FromDelivery(d), pass: p}
-	if n, ok := anyInt(d.Headers["x-delivery-count"]); ok {
-		h.DeliveryCount = n
-	}
+	n, counted := anyInt(d.Headers["x-delivery-count"])
+	h.DeliveryCount = n
 	p.mu.Lock()
+	p.sawDeliveryCount = p.sawDeliveryCount || counted
 	p.seen++
 	if p.mustRefresh(h) {
 		p.atRisk[d.DeliveryTag] = h.Message
@@ -308,16 +311,102 @@ func (p *Pass) ack(tag uint64) error {
 }
 
 func (p *Pass) ackLocked(tag uint64) error {
-	if p.acked[tag] {
+	return p.ackManyLocked([]uint64{tag})
+}
+
+// AckAll removes the messages from their queues, as Held.Ack does for one,
+// with as few frames as it can: the held deliveries that form the
+// contiguous prefix of a pass's outstanding delivery tags go in one
+// basic.ack(multiple), the rest one by one. Besides the frames saved, this
+// keeps a quorum queue's pipeline short: it holds back a channel's commands
+// past its soft limit and drops them if the channel closes first. The
+// result has an error (or nil) per message.
+func AckAll(held []*Held) []error {
+	errs := make([]error, len(held))
+	byPass := map[*Pass][]int{}
+	for i, h := range held {
+		byPass[h.pass] = append(byPass[h.pass], i)
+	}
+	for p, idx := range byPass {
+		tags := make([]uint64, len(idx))
+		for j, i := range idx {
+			tags[j] = held[i].DeliveryTag
+		}
+		p.mu.Lock()
+		var err error
+		if p.done {
+			err = errors.New("ack: pass is closed (the message was given back)")
+		} else {
+			err = p.ackManyLocked(tags)
+		}
+		p.mu.Unlock()
+		for _, i := range idx {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// ackManyLocked acks tags: a multiple ack over the prefix from the lowest
+// outstanding tag when the batch completes it, single acks for the rest.
+// Delivery tags on a channel start at 1 and grow by one per delivery, and a
+// multiple ack covers every unacked tag up to its own, so it is only safe
+// over a prefix in which every tag is acked or being acked.
+func (p *Pass) ackManyLocked(tags []uint64) error {
+	fresh := tags[:0:0]
+	for _, t := range tags {
+		if !p.acked[t] {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) == 0 {
 		return nil
 	}
-	if err := p.ch.Ack(tag, false); err != nil {
-		return fmt.Errorf("ack: %w", Explain(err))
+	slices.Sort(fresh)
+	fresh = slices.Compact(fresh)
+	if p.nextTag == 0 {
+		p.nextTag = 1
 	}
+	batch := make(map[uint64]bool, len(fresh))
+	for _, t := range fresh {
+		batch[t] = true
+	}
+	end := p.nextTag - 1
+	for p.acked[end+1] || batch[end+1] {
+		end++
+	}
+	single := fresh
+	if i := sortSearch(fresh, end); end >= p.nextTag && i > 0 {
+		// The broker refuses a multiple ack whose own tag is already
+		// acked, so it goes on the last fresh tag of the prefix.
+		if err := p.ch.Ack(fresh[i-1], true); err != nil {
+			return fmt.Errorf("ack: %w", Explain(err))
+		}
+		for _, t := range fresh[:i] {
+			p.mark(t)
+		}
+		single = fresh[i:]
+		p.nextTag = end + 1
+	}
+	for _, t := range single {
+		if err := p.ch.Ack(t, false); err != nil {
+			return fmt.Errorf("ack: %w", Explain(err))
+		}
+		p.mark(t)
+	}
+	return nil
+}
+
+// sortSearch returns how many of the sorted tags are <= end.
+func sortSearch(tags []uint64, end uint64) int {
+	i, _ := slices.BinarySearch(tags, end+1)
+	return i
+}
+
+func (p *Pass) mark(tag uint64) {
 	p.acked[tag] = true
 	delete(p.atRisk, tag)
 	p.taken++
-	return nil
 }
 
 // Close ends the pass: it refreshes held messages at risk of reaching the
@@ -356,6 +445,11 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	rep.Seen, rep.Taken = p.seen, p.taken
 	p.mu.Unlock()
 	rep.GivenBack = rep.Seen - rep.Taken - refreshed
+	if p.mayBeQuorum() && rep.Taken > 0 && rep.GivenBack > 0 {
+		if note := p.awaitApplied(ctx, p.facts.Ready-rep.Taken); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+	}
 	if err := p.ch.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		return rep, fmt.Errorf("browse %s: close channel: %w", p.facts.Name, Explain(err))
 	}
@@ -363,6 +457,44 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	p.report = rep
 	p.mu.Unlock()
 	return rep, nil
+}
+
+// mayBeQuorum: the management API said quorum, or (without it) a delivery
+// carried x-delivery-count, which only quorum queues send.
+func (p *Pass) mayBeQuorum() bool {
+	if p.facts.LimitKnown {
+		return p.facts.Type == "quorum"
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sawDeliveryCount
+}
+
+// awaitApplied keeps the channel open until the queue has applied the
+// pass's acks. A quorum queue holds a channel's commands back past its soft
+// limit and drops them when the channel closes, which would leave acked
+// messages in the queue (duplicates after a replay). The give-back nack is
+// the pass's last command, so once the given-back messages are ready again
+// every ack before it was applied. Bounded: past the deadline the channel
+// closes anyway (at worst a duplicate, never a loss).
+func (p *Pass) awaitApplied(ctx context.Context, wantReady int) string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ready, err := readyCount(ctx, p.ch, p.facts)
+		if err != nil || ready >= wantReady {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("the quorum queue had not applied every ack after 5s (%d ready, %d expected); some removed messages may come back as duplicates", ready, wantReady)
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ""
+		case <-t.C:
+		}
+	}
 }
 
 // refreshBatch is how many held copies refresh acks per confirmed batch.

@@ -240,3 +240,100 @@ func TestSpoolStoresAndRemovesItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The fault: a quorum queue holds back a channel's ack commands past its
+// soft limit and drops them when the channel closes. Acking every other
+// message (no multiple-ack prefix possible) and closing must still remove
+// exactly the acked ones.
+func TestBrowseQuorumSelectiveAcksAreAllAppliedBeforeClose(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	mgmt := brokertest.Management(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum"})
+	publishN(t, ch, q, 1000)
+	ctx := context.Background()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: mgmt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var take []*broker.Held
+	taken := map[string]bool{}
+	for i := 0; ; i++ {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			take = append(take, h)
+			taken[h.ID()] = true
+		}
+	}
+	for _, err := range broker.AckAll(take) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := p.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Taken != 500 || rep.GivenBack != 500 {
+		t.Fatalf("report %+v, want 500 taken and 500 given back", rep)
+	}
+	left := brokertest.Drain(t, ch, q)
+	for _, d := range left {
+		if taken[d.MessageId] {
+			t.Fatalf("acked message %s came back after Close (notes: %v)", d.MessageId, rep.Notes)
+		}
+	}
+	if len(left) != 500 {
+		t.Fatalf("%d messages left, want 500", len(left))
+	}
+}
+
+func TestAckAllCoalescesThePrefix(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, q, 10)
+	ctx := context.Background()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []*broker.Held
+	for {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, h)
+	}
+	// Out of order and overlapping: 4..7 first (not a prefix), then 0..4.
+	for _, batch := range [][]*broker.Held{all[4:8], all[0:5], all[9:10]} {
+		for _, err := range broker.AckAll(batch) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := p.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Taken != 9 || rep.GivenBack != 1 {
+		t.Fatalf("report %+v, want 9 taken, 1 given back", rep)
+	}
+	left := brokertest.Drain(t, ch, q)
+	if len(left) != 1 || left[0].MessageId != all[8].ID() {
+		t.Fatalf("left %d messages, want only %s", len(left), all[8].ID())
+	}
+}

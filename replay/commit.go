@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"github.com/parkinglot/parkinglot/broker"
 	"sync/atomic"
 	"time"
 )
@@ -145,17 +146,20 @@ func resultOf(err error) string {
 }
 
 // ackBatch removes the parked copies of the confirmed messages of a batch
-// (their audit entries are on disk), returning an error per message. One
-// basic.ack per message today; a multiple-ack over the contiguous prefix of
-// delivery tags (which broker.Pass would have to offer, since it tracks
-// which tags are held) is the known way to take a frame per message off
-// the broker, and would slot in here.
+// (their audit entries are on disk), returning an error per message.
+// broker.AckAll coalesces the contiguous prefix into one multiple ack.
 func ackBatch(batch []settled) []error {
 	errs := make([]error, len(batch))
+	var held []*broker.Held
+	var at []int
 	for i, s := range batch {
 		if s.err == nil && s.job.held != nil {
-			errs[i] = s.job.held.Ack()
+			held = append(held, s.job.held)
+			at = append(at, i)
 		}
+	}
+	for k, err := range broker.AckAll(held) {
+		errs[at[k]] = err
 	}
 	return errs
 }

@@ -136,8 +136,8 @@ func (rm *remover) flush() error {
 		return fail(err)
 	}
 	var notRemoved []AuditEntry
-	for i, h := range held {
-		if err := h.Ack(); err != nil {
+	for i, err := range broker.AckAll(held) {
+		if err != nil {
 			e := entries[i]
 			e.Result, e.Error = resultNotRemoved, err.Error()
 			notRemoved = append(notRemoved, e)
