@@ -558,7 +558,7 @@ func newReplayCmd(a *app) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.ids, "id", nil, "message id (message_id or sha256: content id); repeatable")
 	fl.BoolVar(&f.all, "all", false, "every message in the queue")
-	fl.StringVar(&f.filter, "filter", "", "messages matching this expression (see `parkinglot list --help`)")
+	fl.StringVar(&f.filter, "filter", "", "messages matching this expression (see parkinglot list --help)")
 	fl.StringVar(&f.to, "to", "", "send to EXCHANGE:ROUTING_KEY instead of the origin (\":queue\" for the default exchange)")
 	fl.StringVar(&f.target, "target", string(replay.TargetOrigin), "origin (the origin's exchange and routing key) or queue (only the queue that failed)")
 	fl.Float64Var(&f.rate, "rate", 0, "at most N messages per second (default: the parking lot's rate in the config, else unlimited)")
