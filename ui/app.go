@@ -152,10 +152,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dialog.setWidth(m.c.width)
 		return m, m.dialog.Init()
 	case closeDialogMsg:
-		if m.dialog == msg.d {
-			m.dialog = nil
+		if m.dialog != msg.d {
+			return m, nil
 		}
-		return m, nil
+		m.dialog = nil // and the screens hear of it (a paused list reloads)
 	case statusMsg:
 		m.status, m.kind = msg.text, msg.kind
 		return m, nil

@@ -88,7 +88,11 @@ func newDialog(c *common, kind actionKind, queue, what string, ids []string) *di
 	d.setWidth(c.width)
 	if kind == actionExport {
 		name := fmt.Sprintf("%s-%s.jsonl", strings.NewReplacer("/", "_", " ", "_").Replace(queue), c.now().Format("20060102-150405"))
-		d.path.SetValue(filepath.Join(c.exportDir, name))
+		dir := c.exportDir
+		if dir == "" {
+			dir = "." // shown as ./name: plainly relative to where parkinglot runs
+		}
+		d.path.SetValue(dir + string(filepath.Separator) + name)
 	}
 	if kind == actionDelete || kind == actionExport {
 		d.state = dlgConfirm

@@ -235,3 +235,36 @@ func TestSharedIDsAreExplained(t *testing.T) {
 		t.Fatalf("shared id not explained:\n%s", hs.screen())
 	}
 }
+
+// An action stops a running browse (its held messages would be invisible
+// to the action's own pass); closing the dialog loads the list again.
+func TestActionPausesLoading(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.holdBrowse = true
+	hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
+	hs.until("browsing", func() bool { return fb.called("browse") == 1 })
+	// Nothing is listed yet, so act on the whole (empty) list: R refuses.
+	hs.press("R")
+	hs.untilScreen("nothing to act on here")
+	fb.mu.Lock()
+	fb.holdBrowse = false
+	fb.mu.Unlock()
+	hs.press("ctrl+r")
+	hs.until("loaded", hs.loaded)
+	fb.mu.Lock()
+	fb.holdBrowse = true
+	fb.mu.Unlock()
+	hs.press("ctrl+r") // a reload in progress…
+	hs.until("reloading", func() bool { return fb.called("browse") == 3 })
+	hs.press("r") // …is stopped by the dialog
+	hs.untilScreen("Replay 1 message(s)")
+	if m := hs.messages(); m.loading || !m.stopped {
+		t.Fatalf("loading=%v stopped=%v", m.loading, m.stopped)
+	}
+	fb.mu.Lock()
+	fb.holdBrowse = false
+	fb.mu.Unlock()
+	hs.press("esc")
+	hs.until("reloaded after the dialog", func() bool { return fb.called("browse") == 4 && hs.loaded() })
+}

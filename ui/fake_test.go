@@ -126,10 +126,13 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 	if req.Filter != "" {
 		f.record("filter " + req.Filter)
 	}
-	if f.browseErr != nil {
-		return BrowseResult{}, f.browseErr
+	f.mu.Lock()
+	browseErr, hold := f.browseErr, f.holdBrowse
+	f.mu.Unlock()
+	if browseErr != nil {
+		return BrowseResult{}, browseErr
 	}
-	if f.holdBrowse {
+	if hold {
 		<-ctx.Done()
 		time.Sleep(20 * time.Millisecond) // giving back takes a moment
 		f.mu.Lock()

@@ -28,6 +28,7 @@ type messagesScreen struct {
 	source  *queueSource
 	feed    *feed
 	loading bool
+	stopped bool // a browse was stopped for an action; reload when its dialog closes
 	loadErr error
 	facts   broker.QueueFacts
 	report  broker.PassReport
@@ -80,7 +81,7 @@ func (m *messagesScreen) load() tea.Cmd {
 		m.rebuild()
 	}
 	f, cmd := startBrowse(m.c, m.queue, m.expr)
-	m.feed, m.loading, m.loadErr = f, true, nil
+	m.feed, m.loading, m.loadErr, m.stopped = f, true, nil, false
 	return cmd
 }
 
@@ -90,6 +91,7 @@ func (m *messagesScreen) stopLoading() {
 	if m.feed != nil {
 		m.feed.abandon()
 		m.feed = nil
+		m.stopped = true
 	}
 	m.loading = false
 }
@@ -140,6 +142,10 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case refreshQueueMsg:
 		if msg.queue == m.queue {
 			return m, m.load()
+		}
+	case closeDialogMsg:
+		if m.stopped {
+			return m, m.load() // finish what the action interrupted
 		}
 	case tea.KeyMsg:
 		if m.typing {
@@ -525,6 +531,8 @@ func (m *messagesScreen) infoLine() string {
 		parts = append(parts, st.Info.Render(fmt.Sprintf("reloading… %d", len(m.pending.all))))
 	case m.loading:
 		parts = append(parts, st.Info.Render("loading…"))
+	case m.stopped:
+		parts = append(parts, st.Warning.Render("loading paused for the action"))
 	case m.loadErr != nil:
 		parts = append(parts, st.Error.Render("not loaded"))
 	case m.loaded:
