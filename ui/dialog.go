@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -349,79 +347,4 @@ func (d *dialog) confirm() tea.Cmd {
 	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
 	d.run = f
 	return cmd
-}
-
-func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
-	d.result, d.err = msg.res, msg.err
-	if d.kind == actionEdit && !errors.Is(msg.err, replay.ErrInvalidBody) {
-		d.draft = nil // used: the backend removed it; only an invalid edit is kept to try again
-	}
-	text, kind := d.summary()
-	removed := d.kind != actionExport && d.result.Done > 0
-	refresh := func() tea.Msg { return refreshQueueMsg{queue: d.queue, removed: removed} }
-	if d.err == nil && d.result.Failed == 0 {
-		return tea.Batch(refresh, d.close(text, kind))
-	}
-	d.state = dlgDone
-	return tea.Batch(refresh, status(kind, text))
-}
-
-// summary is the status line: what was done, and what failed and why.
-func (d *dialog) summary() (string, statusKind) {
-	r := d.result
-	verb := d.kind.verb()
-	text := fmt.Sprintf("%s %d", verb, r.Done)
-	if d.kind == actionExport && d.err == nil {
-		text += " to " + strings.TrimSpace(d.path.Value())
-	}
-	kind := statusOK
-	if r.Skipped > 0 {
-		text += fmt.Sprintf(", %d skipped", r.Skipped)
-	}
-	if r.Failed > 0 {
-		kind = statusWarn
-		text += fmt.Sprintf(", %d failed", r.Failed)
-		if len(r.Failures) > 0 {
-			text += ": " + clean(r.Failures[0].Err)
-			if len(r.Failures) > 1 {
-				text += fmt.Sprintf(" (and %d more)", len(r.Failures)-1)
-			}
-		}
-	}
-	switch {
-	case errors.Is(d.err, context.Canceled):
-		kind = statusWarn
-		text = "cancelled: " + text
-	case d.err != nil && d.kind == actionEdit && r.Done == 0:
-		kind = statusError
-		text = "edit not sent: " + clean(d.err.Error())
-	case d.err != nil:
-		kind = statusError
-		text += " — " + clean(d.err.Error())
-	}
-	return text, kind
-}
-
-// close removes the dialog, discarding an unsent edit.
-func (d *dialog) close(text string, kind statusKind) tea.Cmd {
-	if d.draft != nil {
-		d.c.backend.DiscardEdit(d.draft)
-		d.draft = nil
-	}
-	closeCmd := func() tea.Msg { return closeDialogMsg{d} }
-	if text == "" {
-		return closeCmd
-	}
-	return tea.Batch(closeCmd, status(kind, text))
-}
-
-// abort stops the dialog when the program quits.
-func (d *dialog) abort() {
-	if d.run != nil {
-		d.run.cancel()
-	}
-	if d.draft != nil {
-		d.c.backend.DiscardEdit(d.draft)
-		d.draft = nil
-	}
 }

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/parkinglot/parkinglot/replay"
 )
@@ -144,4 +147,71 @@ func (m *messagesScreen) selMark(styled bool) string {
 		return m.c.styles.Selected.Render("●")
 	}
 	return "●"
+}
+
+func (m *messagesScreen) ShortHelp() []key.Binding {
+	k := m.c.keys
+	if m.typing {
+		return []key.Binding{k.Open, k.Back}
+	}
+	// Most used first: the help bar cuts what does not fit (80 columns
+	// show up to q quit); ? lists everything.
+	if m.grouped {
+		return []key.Binding{k.Open, k.Group, k.Select, k.replayShort(), k.Delete, k.Help, k.Quit, k.Export, k.Back}
+	}
+	return []key.Binding{k.Filter, k.Group, k.Select, k.replayShort(), k.Edit, k.Delete, k.Help, k.Quit, k.Export, k.Open, k.Back}
+}
+
+func (m *messagesScreen) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.Filter, k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
+		{k.Select, k.SelectAll, k.ReplayOne, k.ReplayMany, described(k.Edit, "edit in $EDITOR, replay"), k.Delete, k.Export},
+		{k.Help, k.Quit},
+	}
+}
+
+// infoLine says what the list shows.
+func (m *messagesScreen) infoLine() string {
+	st := m.c.styles
+	var parts []string
+	n := len(m.data.all)
+	switch {
+	case m.grouped:
+		parts = append(parts, fmt.Sprintf("%d groups of %d messages", len(m.groups), n))
+	case m.filter.Value() != "" || m.openGroup != "":
+		parts = append(parts, fmt.Sprintf("%d of %d messages", len(m.rows), n))
+	default:
+		parts = append(parts, fmt.Sprintf("%d messages", n))
+	}
+	if !m.grouped {
+		dir := "↑"
+		if m.reverse {
+			dir = "↓"
+		}
+		parts = append(parts, "sort: "+m.sort.String()+" "+dir)
+	}
+	if v := m.filter.Value(); v != "" && !m.typing {
+		parts = append(parts, "filter: "+clean(v))
+	}
+	if m.expr != "" {
+		parts = append(parts, st.Info.Render("expr: "+clean(m.expr)))
+	}
+	if len(m.selected) > 0 {
+		parts = append(parts, st.Selected.Render(fmt.Sprintf("%d selected", len(m.selected))))
+	}
+	switch {
+	case m.loading && m.pending != nil:
+		parts = append(parts, st.Info.Render(fmt.Sprintf("reloading… %d", len(m.pending.all))))
+	case m.loading:
+		parts = append(parts, st.Info.Render("loading…"))
+	case m.stopped:
+		parts = append(parts, st.Warning.Render("loading paused for the action"))
+	case m.loadErr != nil:
+		parts = append(parts, st.Error.Render("not loaded"))
+	case m.loaded:
+		parts = append(parts, st.Dim.Render("all given back, nothing held"))
+	}
+	return strings.Join(parts, st.Dim.Render(" · "))
 }
