@@ -47,7 +47,8 @@ func (m *Model) titleLine() string {
 		if i == len(m.stack)-1 {
 			parts = append(parts, st.Bold.Render(s.Title()))
 		} else {
-			parts = append(parts, st.Crumb.Render(s.Title()))
+			// Earlier crumbs are cut so that the current one shows.
+			parts = append(parts, st.Crumb.Render(cut(s.Title(), 32)))
 		}
 	}
 	return cut(strings.Join(parts, st.Crumb.Render(" › ")), m.width)

@@ -308,8 +308,8 @@ func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// back undoes one thing at a time: selection, filter, opened group, then
-// leaves the screen.
+// back undoes one thing at a time: selection, filter, broker-side filter,
+// opened group, grouping; then it leaves the screen.
 func (m *messagesScreen) back() tea.Cmd {
 	switch {
 	case len(m.selected) > 0:
@@ -324,6 +324,8 @@ func (m *messagesScreen) back() tea.Cmd {
 		m.rebuild()
 		m.list.cursor = m.groupPos
 		m.list.clamp()
+	case m.grouped:
+		m.toggleGroups()
 	default:
 		return pop
 	}

@@ -179,6 +179,12 @@ func TestGroupByError(t *testing.T) {
 	if !m.grouped || m.list.cursor != 0 {
 		t.Fatalf("esc from an opened group: grouped=%v", m.grouped)
 	}
+	// esc from the groups goes back to the flat list, then leaves.
+	hs.press("esc")
+	if m.grouped || len(hs.m.stack) != 2 {
+		t.Fatalf("esc from the groups: grouped=%v", m.grouped)
+	}
+	hs.press("g")
 	// R on a group row replays the whole group.
 	hs.press("down", "R")
 	hs.untilScreen("2 × → demo.main")
