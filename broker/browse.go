@@ -17,6 +17,16 @@ import (
 // ErrWrongQueueType marks a queue parkinglot cannot browse (streams).
 var ErrWrongQueueType = errors.New("wrong queue type")
 
+// ErrStalled marks a pass the broker sends nothing to although messages
+// are ready: a stream (without the management API to tell its type) or a
+// queue whose single active consumer is someone else.
+var ErrStalled = errors.New("browse stalled")
+
+// stallAfter is how long Next waits for a delivery while messages are
+// ready before it gives up with ErrStalled (a ready message is pushed at
+// once to a consumer with room in its prefetch).
+const stallAfter = 15 * time.Second
+
 // PassOptions configure one pass over a queue.
 type PassOptions struct {
 	Queue string
@@ -83,9 +93,9 @@ type Pass struct {
 	nextTag uint64 // lowest delivery tag not acked (0: none yet, i.e. 1)
 	// sawDeliveryCount: some delivery carried x-delivery-count (quorum).
 	sawDeliveryCount bool
-	done    bool
-	report  PassReport
-	lastErr error
+	done             bool
+	report           PassReport
+	lastErr          error
 }
 
 // Held is one delivery held by a pass.
@@ -163,7 +173,7 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, []string, error) {
 	facts := QueueFacts{Name: opts.Queue, listed: -1}
 	if opts.Management == nil {
-		return facts, []string{"management API not configured: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"}, nil
+		return facts, []string{"no management API: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"}, nil
 	}
 	info, err := opts.Management.Queue(ctx, opts.Queue)
 	switch {
@@ -230,6 +240,7 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 	}
 	timer := time.NewTimer(p.idle)
 	defer timer.Stop()
+	waiting := time.Now()
 	for {
 		select {
 		case d, ok := <-p.deliveries:
@@ -257,6 +268,10 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 				default:
 				}
 				return nil, io.EOF
+			}
+			if time.Since(waiting) > stallAfter {
+				return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v: is it a stream (parkinglot browses classic and quorum queues; the management API would tell) or a single-active-consumer queue held by another consumer? Nothing was taken",
+					p.facts.Name, ErrStalled, ready, stallAfter)
 			}
 			timer.Reset(p.idle)
 		}

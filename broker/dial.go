@@ -164,6 +164,10 @@ func explainDial(raw string, uri amqp.URI, err error) error {
 		}
 		return fmt.Errorf("connect %s: %s", where, RedactText(msg))
 	}
+	var rhe tls.RecordHeaderError
+	if errors.As(err, &rhe) {
+		return fmt.Errorf("connect %s: TLS: %s does not answer in TLS (a plain amqp:// port? RabbitMQ's TLS listener is usually 5671)", where, uri.Host+":"+fmt.Sprint(uri.Port))
+	}
 	var certErr *tls.CertificateVerificationError
 	if errors.As(err, &certErr) {
 		return fmt.Errorf("connect %s: TLS: server certificate not trusted (pass --tls-ca): %s", where, certErr.Err)

@@ -283,3 +283,12 @@ func MemoryAlarm(t testing.TB) (clear func()) {
 	}
 	return clear
 }
+
+// SetPermissions sets a user's configure, write and read permission
+// patterns on vhost "/" ("" grants nothing), e.g. read but no write.
+func SetPermissions(t testing.TB, user, configure, write, read string) {
+	t.Helper()
+	if err := managementRequest(http.MethodPut, "/permissions/%2F/"+url.PathEscape(user), map[string]string{"configure": configure, "write": write, "read": read}); err != nil {
+		t.Fatalf("set %s permissions on /: %v", user, err)
+	}
+}
