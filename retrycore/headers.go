@@ -1,9 +1,11 @@
 package retrycore
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -55,7 +57,7 @@ func OneLine(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = StripControl(strings.ToValidUTF8(s, "\uFFFD"))
 	if len(s) <= MaxErrorLen {
 		return s
 	}
@@ -64,6 +66,41 @@ func OneLine(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// ansiEscape matches terminal escape sequences: CSI (colours, cursor
+// moves), OSC (titles, hyperlinks) and the two-byte ones.
+var ansiEscape = regexp.MustCompile("\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|[@-Z\\\\-_])")
+
+// StripControl removes terminal escape sequences and control characters
+// (a tab becomes a space; newlines are kept) from text a handler or another
+// producer wrote, so that showing it cannot colour, move or retitle the
+// reader's terminal.
+func StripControl(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n') || c == 0x7f || c == 0xc2 { // 0xc2 leads the C1 controls
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansiEscape.ReplaceAllString(s, "")
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case r == '\n':
+			return r
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // asInt reads any integer type amqp091-go decodes (and decimal strings,

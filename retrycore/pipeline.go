@@ -180,6 +180,8 @@ var yamlKeyProblems = []struct {
 	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into \\[\\]retrycore\\.Delay"), `"$1" where a list such as [15s] belongs`},
 	{regexp.MustCompile(`cannot unmarshal !!(\w+) into (string|int)`), `a $1 where a single value belongs`},
 	{regexp.MustCompile(`cannot unmarshal !!(\w+) into retrycore\.\w+Path`), `a $1 where a section {…} belongs`},
+	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into retrycore\\.Pipeline"), `not a pipeline: a $1 where the keys name, main, retry, error … belong`},
+	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into \\S+"), `a $1 where another kind of value belongs`},
 }
 
 // yamlProblem turns a yaml.v3 decoding error into one line.
