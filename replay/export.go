@@ -151,7 +151,7 @@ func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, 
 			continue
 		}
 		t.chosen(id)
-		msg, err := json.Marshal(h.Message)
+		msg, err := h.Message.MarshalJSON() // not json.Marshal: its error would name Go types
 		if err != nil {
 			t.failed(id, err, nil, "")
 			continue

@@ -124,7 +124,7 @@ func (t *SummaryTable) Write(sums []Summary) error {
 }
 
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.Fields(retrycore.StripControl(s)), " ")
 }
 
 // WritePlan prints what a replay would do: a route line per destination

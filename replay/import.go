@@ -10,6 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
+	"unicode"
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
@@ -35,12 +38,15 @@ type ImportOptions struct {
 // that is not an exported message is an error naming the line, and nothing
 // is published.
 func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
+	if err := checkRateWindow(o.Rate, o.Window); err != nil {
+		return Result{}, err
+	}
 	data, name, err := importSource(o)
 	if err != nil {
 		return Result{}, err
 	}
 	defer data.Close()
-	n, err := scanImport(data, name, o.To, nil)
+	n, err := scanImport(data, name, o.To, false, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -63,7 +69,7 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 	}
 	userNoted := false
 	err = r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
-		_, err := scanImport(data, name, o.To, func(line int, m broker.Message, dest retrycore.Destination) error {
+		_, err := scanImport(data, name, o.To, true, func(line int, m broker.Message, dest retrycore.Destination) error {
 			pb := m.Publishing()
 			if _, ok := pb.Headers[retrycore.HeaderDeliveryCount]; ok {
 				pb.Headers = broker.CloneTable(pb.Headers)
@@ -140,9 +146,10 @@ type importLine struct {
 }
 
 // scanImport reads every line and calls each (when set) with the message
-// and its destination; without each it only checks the file. It returns
-// the number of messages.
-func scanImport(r io.Reader, name string, to *retrycore.Destination, each func(int, broker.Message, retrycore.Destination) error) (int, error) {
+// and its destination; without each it only checks the file. publishing
+// says whether each publishes (for the error's words). It returns the
+// number of messages; a file without any is an error.
+func scanImport(r io.Reader, name string, to *retrycore.Destination, publishing bool, each func(int, broker.Message, retrycore.Destination) error) (int, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	n := 0
 	for line := 1; ; line++ {
@@ -154,7 +161,7 @@ func scanImport(r io.Reader, name string, to *retrycore.Destination, each func(i
 		if len(trimmed) > 0 {
 			m, dest, err := parseImportLine(trimmed, to, rerr != nil)
 			if err != nil {
-				return n, fmt.Errorf("%w %s: line %d: %v; nothing after it was published", ErrBadImport, name, line, err)
+				return n, fmt.Errorf("%w %s: line %d: %v; %s", ErrBadImport, name, line, err, publishedNote(publishing))
 			}
 			n++
 			if each != nil {
@@ -164,9 +171,22 @@ func scanImport(r io.Reader, name string, to *retrycore.Destination, each func(i
 			}
 		}
 		if rerr != nil {
+			if n == 0 {
+				return 0, fmt.Errorf("%w %s: no messages in it (an empty file); nothing was published", ErrBadImport, name)
+			}
 			return n, nil
 		}
 	}
+}
+
+// publishedNote says what a bad line means for the messages before it:
+// the whole file is checked before anything is published, so only a file
+// that changed between the check and the publishing pass stops half-way.
+func publishedNote(publishing bool) string {
+	if publishing {
+		return "nothing after it was published"
+	}
+	return "nothing was published"
 }
 
 func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Message, retrycore.Destination, error) {
@@ -179,7 +199,7 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 			}
 			return broker.Message{}, retrycore.Destination{}, fmt.Errorf("not JSON: %v", err)
 		}
-		return broker.Message{}, retrycore.Destination{}, fmt.Errorf("not an exported message: %v", err)
+		return broker.Message{}, retrycore.Destination{}, fmt.Errorf("not an exported message: %s", jsonProblem(err))
 	}
 	msgJSON := probe.Message
 	if len(msgJSON) == 0 || string(msgJSON) == "null" {
@@ -190,7 +210,7 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 	}
 	var m broker.Message
 	if err := json.Unmarshal(msgJSON, &m); err != nil {
-		return broker.Message{}, retrycore.Destination{}, err
+		return broker.Message{}, retrycore.Destination{}, errors.New(jsonProblem(err))
 	}
 	switch {
 	case to != nil:
@@ -199,6 +219,43 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 		return m, retrycore.Destination{Exchange: "", RoutingKey: probe.Queue}, nil
 	}
 	return m, retrycore.Destination{}, errors.New("it does not say which queue it was exported from; pass --to EXCHANGE:ROUTING_KEY")
+}
+
+// jsonProblem words a decoding error in the file's terms: encoding/json's
+// type errors name Go types ("Go struct field importLine.queue of type
+// string").
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	want := "another type"
+	if te.Type != nil {
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "text"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			want = "a number"
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "a list"
+		}
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("a JSON %s where %s belongs", te.Value, want)
+	}
+	// Drop the names of embedded Go structs ("properties.Properties.message_id").
+	var path []string
+	for _, seg := range strings.Split(te.Field, ".") {
+		if seg != "" && !unicode.IsUpper(rune(seg[0])) {
+			path = append(path, seg)
+		}
+	}
+	return fmt.Sprintf("%q is a JSON %s; want %s", strings.Join(path, "."), te.Value, want)
 }
 
 // ImportPlan is what Import would publish.
@@ -217,6 +274,9 @@ type ImportDest struct {
 // PlanImport checks an import file (every line) and counts the messages
 // per destination, publishing nothing.
 func PlanImport(o ImportOptions) (ImportPlan, error) {
+	if err := checkRateWindow(o.Rate, o.Window); err != nil {
+		return ImportPlan{}, err
+	}
 	data, name, err := importSource(o)
 	if err != nil {
 		return ImportPlan{}, err
@@ -224,7 +284,7 @@ func PlanImport(o ImportOptions) (ImportPlan, error) {
 	defer data.Close()
 	plan := ImportPlan{File: name}
 	idx := map[retrycore.Destination]int{}
-	n, err := scanImport(data, name, o.To, func(_ int, _ broker.Message, d retrycore.Destination) error {
+	n, err := scanImport(data, name, o.To, false, func(_ int, _ broker.Message, d retrycore.Destination) error {
 		i, ok := idx[d]
 		if !ok {
 			i = len(plan.Destinations)

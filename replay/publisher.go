@@ -308,10 +308,13 @@ drain:
 	default:
 	}
 	connLost := p.conn.IsClosed()
-	bad, badErr := "", error(nil)
+	bad, badErr, badFound := "", error(nil), false
 	if cerr != nil && !connLost {
 		if m := exchangeInReason.FindStringSubmatch(cerr.Reason); m != nil {
-			bad = m[1]
+			bad, badFound = m[1], true
+			if bad == "amq.default" { // the default exchange, as jobs name it: a user without write permission
+				bad = ""
+			}
 			badErr = p.exchangeError(bad, broker.Explain(cerr))
 			p.exchanges[bad] = badErr
 		}
@@ -330,9 +333,9 @@ drain:
 		switch {
 		case f.returned != nil:
 			out = append(out, settled{f.job, unroutable(f.job.dest, f.returned)})
-		case bad != "" && f.job.dest.Exchange == bad:
+		case badFound && f.job.dest.Exchange == bad:
 			out = append(out, settled{f.job, badErr})
-		case connLost || bad != "":
+		case connLost || badFound:
 			resend = append(resend, f.job)
 		default:
 			out = append(out, settled{f.job, fmt.Errorf("%s: not confirmed: %w", f.job.dest, why)})
@@ -373,11 +376,11 @@ func (p *publisher) reopen(ctx context.Context, connLost bool) error {
 // on a throwaway channel), so a missing exchange is one clear error and
 // not a closed publish channel.
 func (p *publisher) exchangeErr(name string) error {
-	if name == "" {
-		return nil
-	}
 	if err, ok := p.exchanges[name]; ok {
 		return err
+	}
+	if name == "" { // the default exchange always exists; a refused publish is remembered by recover
+		return nil
 	}
 	ch, err := p.conn.Channel()
 	if err != nil {

@@ -44,8 +44,17 @@ func (o Options) check() error {
 	if o.To != nil && o.Target == TargetQueue {
 		return fmt.Errorf("%w: --to and --target queue both say where to send; give one", ErrBadSelection)
 	}
-	if o.Rate < 0 {
-		return fmt.Errorf("%w: --rate %v: want a positive number of messages per second", ErrBadSelection, o.Rate)
+	return checkRateWindow(o.Rate, o.Window)
+}
+
+// checkRateWindow refuses a negative --rate or --window (0 means
+// unlimited and the default).
+func checkRateWindow(rate float64, window int) error {
+	if rate < 0 {
+		return fmt.Errorf("%w: --rate %v: want a positive number of messages per second", ErrBadSelection, rate)
+	}
+	if window < 0 {
+		return fmt.Errorf("%w: --window %d: want 1 or more messages in flight (0: the default, %d)", ErrBadSelection, window, DefaultWindow)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ type shownMessage struct {
 
 // MessageJSON is the one-line JSON `show -o json` prints.
 func MessageJSON(queue string, m broker.Message, s Summary) ([]byte, error) {
-	raw, err := json.Marshal(m)
+	raw, err := m.MarshalJSON() // not json.Marshal: its error would name Go types
 	if err != nil {
 		return nil, err
 	}
@@ -61,13 +61,13 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s Summary, now ti
 			fmt.Fprintf(&b, "Failed in %s\n", s.Origin.Queue)
 		}
 	} else {
-		fmt.Fprintf(&b, "Origin    ? %s\n", s.OriginErr)
+		fmt.Fprintf(&b, "Origin    ? %s\n", oneLine(s.OriginErr))
 	}
 	if f.Error != "" {
-		fmt.Fprintf(&b, "Error     %s  (%s)\n", f.Error, f.ErrorSource)
+		fmt.Fprintf(&b, "Error     %s  (%s)\n", oneLine(f.Error), f.ErrorSource)
 	}
 	if f.ErrorType != "" {
-		fmt.Fprintf(&b, "Type      %s\n", f.ErrorType)
+		fmt.Fprintf(&b, "Type      %s\n", oneLine(f.ErrorType))
 	}
 	fmt.Fprintf(&b, "Attempts  %d", f.Attempts)
 	if f.AttemptsSource != "" {
@@ -103,7 +103,7 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s Summary, now ti
 	}
 	if f.StackTrace != "" {
 		b.WriteString("\nStack trace\n")
-		for _, line := range strings.Split(strings.TrimRight(Cut(f.StackTrace, 8192), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(retrycore.StripControl(Cut(f.StackTrace, 8192)), "\n"), "\n") {
 			b.WriteString("  " + line + "\n")
 		}
 	}
@@ -172,7 +172,7 @@ func writeHeaders(b *strings.Builder, h amqp.Table) {
 	}
 	for _, k := range order {
 		v := h[k]
-		fmt.Fprintf(b, "  %-28s %-9s %s\n", k, broker.TypeName(v), Cut(FormatValue(v), 300))
+		fmt.Fprintf(b, "  %-28s %-9s %s\n", oneLine(k), broker.TypeName(v), Cut(FormatValue(v), 300))
 	}
 }
 
@@ -341,7 +341,7 @@ func isText(b []byte) bool {
 	ctl := 0
 	for _, c := range b {
 		switch {
-		case c == 0:
+		case c == 0, c == 0x1b: // an escape sequence would act on the reader's terminal
 			return false
 		case c < 0x20 && c != '\n' && c != '\r' && c != '\t', c == 0x7f:
 			ctl++

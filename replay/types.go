@@ -112,13 +112,37 @@ func (r Result) Err() error {
 	if r.Failed == 0 {
 		return nil
 	}
-	return &notAllDone{failed: r.Failed, done: r.Done}
+	e := &notAllDone{failed: r.Failed, done: r.Done}
+	// The reason on the error line too, so that a log that keeps only
+	// stderr says why: the one reason, or the first of several.
+	if len(r.Failures) > 0 {
+		e.reason = r.Failures[0].Err
+		for _, f := range r.Failures[1:] {
+			if f.Err != e.reason {
+				e.mixed = true
+				break
+			}
+		}
+	}
+	return e
 }
 
-type notAllDone struct{ failed, done int }
+type notAllDone struct {
+	failed, done int
+	reason       string
+	mixed        bool // the failures have different reasons; reason is the first
+}
 
 func (e *notAllDone) Error() string {
-	return strconv.Itoa(e.failed) + " message(s) not done, " + strconv.Itoa(e.done) + " done"
+	s := strconv.Itoa(e.failed) + " message(s) not done, " + strconv.Itoa(e.done) + " done"
+	switch {
+	case e.reason == "":
+	case e.mixed:
+		s += "; the first: " + oneLine(Cut(e.reason, 300))
+	default:
+		s += ": " + oneLine(Cut(e.reason, 300))
+	}
+	return s
 }
 
 func (e *notAllDone) Unwrap() error { return ErrNotAllDone }
