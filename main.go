@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -108,7 +109,7 @@ func newRootCmd(a *app) *cobra.Command {
 			return runTUI(cmd.Context(), a, "")
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagProblem(err)} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.flags.URL, "url", "", "AMQP URL (env PARKINGLOT_URL; default "+broker.Redact(replay.DefaultURL)+")")
 	pf.StringVar(&a.flags.ManagementURL, "management-url", "", "management API URL (env PARKINGLOT_MANAGEMENT_URL; default http://<amqp host>:15672 with the AMQP credentials)")
@@ -268,6 +269,24 @@ func isTerminal(f any) bool {
 func oneLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// flagValue matches pflag's text for a value it cannot parse, which quotes
+// Go's strconv error: `invalid argument "abc" for "--limit" flag:
+// strconv.ParseInt: parsing "abc": invalid syntax`.
+var flagValue = regexp.MustCompile(`^(invalid argument ".*" for ".*" flag): strconv\.Parse(Int|Uint|Float|Bool)(?:: parsing ".*")?: (.*)$`)
+
+// flagProblem words a flag value error without Go's function names.
+func flagProblem(err error) error {
+	m := flagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Int": "a whole number", "Uint": "a whole number of 0 or more", "Float": "a number", "Bool": "true or false"}[m[2]]
+	if strings.Contains(m[3], "out of range") {
+		want += " in range"
+	}
+	return fmt.Errorf("%s: want %s", m[1], want)
 }
 
 // isCobraUsage recognises cobra's own argument errors (wrong arg count,
@@ -762,7 +781,7 @@ func newImportCmd(a *app) *cobra.Command {
 			if !f.yes {
 				plan, err := replay.PlanImport(o)
 				if err != nil {
-					return err
+					return cliErr(err)
 				}
 				if a.output == "json" {
 					err = replay.WriteJSONLines(a.stdout, []replay.ImportPlan{plan})
