@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -10,12 +9,19 @@ import (
 // Spool keeps browsed messages in a private temporary file, so a 100k
 // message parking lot can be shown without holding every body in memory:
 // only offsets stay in memory, and a message is read back when it is shown.
+// Records are in the compact binary form of spoolcodec.go, and are written
+// spoolFlush bytes at a time rather than one write(2) per message.
 type Spool struct {
 	mu      sync.Mutex
 	f       *os.File
-	size    int64
+	size    int64  // bytes appended, written or pending
+	written int64  // bytes in the file; the rest is in pending
+	pending []byte // records appended but not yet written
 	entries []spoolEntry
 }
+
+// spoolFlush is how many bytes of records are gathered per write.
+const spoolFlush = 256 << 10
 
 type spoolEntry struct {
 	off int64
@@ -40,19 +46,39 @@ func NewSpool(dir string) (*Spool, error) {
 
 // Append stores a message and returns its index.
 func (s *Spool) Append(m Message) (int, error) {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return 0, err
-	}
-	data = append(data, '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.f.WriteAt(data, s.size); err != nil {
+	if s.f == nil {
+		return 0, fmt.Errorf("browse spool: closed")
+	}
+	before := len(s.pending)
+	buf, err := appendRecord(s.pending, m)
+	if err != nil {
+		s.pending = s.pending[:before]
 		return 0, fmt.Errorf("browse spool: %w", err)
 	}
-	s.entries = append(s.entries, spoolEntry{off: s.size, n: int32(len(data))})
-	s.size += int64(len(data))
+	s.pending = buf
+	n := len(buf) - before
+	s.entries = append(s.entries, spoolEntry{off: s.size, n: int32(n)})
+	s.size += int64(n)
+	if len(s.pending) >= spoolFlush {
+		if err := s.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
 	return len(s.entries) - 1, nil
+}
+
+func (s *Spool) flushLocked() error {
+	if len(s.pending) == 0 {
+		return nil
+	}
+	if _, err := s.f.WriteAt(s.pending, s.written); err != nil {
+		return fmt.Errorf("browse spool: %w", err)
+	}
+	s.written += int64(len(s.pending))
+	s.pending = s.pending[:0]
+	return nil
 }
 
 // Len is the number of messages stored.
@@ -70,14 +96,21 @@ func (s *Spool) Get(i int) (Message, error) {
 		return Message{}, fmt.Errorf("browse spool: no message %d", i)
 	}
 	e := s.entries[i]
-	s.mu.Unlock()
 	buf := make([]byte, e.n)
-	if _, err := s.f.ReadAt(buf, e.off); err != nil {
-		return Message{}, fmt.Errorf("browse spool: %w", err)
+	if e.off >= s.written {
+		// Not written yet: it is in the pending records.
+		copy(buf, s.pending[e.off-s.written:])
+		s.mu.Unlock()
+	} else {
+		f := s.f
+		s.mu.Unlock()
+		if _, err := f.ReadAt(buf, e.off); err != nil {
+			return Message{}, fmt.Errorf("browse spool: %w", err)
+		}
 	}
-	var m Message
-	if err := json.Unmarshal(buf, &m); err != nil {
-		return Message{}, fmt.Errorf("browse spool: %w", err)
+	m, err := decodeRecord(buf)
+	if err != nil {
+		return Message{}, fmt.Errorf("%w (message %d)", err, i)
 	}
 	return m, nil
 }
