@@ -27,6 +27,10 @@ type BrowseOptions struct {
 	// about 200, or what arrived in the last 50ms), so a UI shows the first
 	// page at once. It runs on the Browse goroutine.
 	OnBatch func([]Summary)
+	// StreamOnly, with OnBatch, leaves Browse.Summaries empty: the caller
+	// keeps what OnBatch gave it, and a 100k-message browse holds one copy
+	// of the summaries (about 50 MB), not two.
+	StreamOnly bool
 }
 
 // Browse is what one non-destructive pass found. The pass is closed (every
@@ -91,19 +95,22 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 
 func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOptions, sel *selection, b *Browse) error {
 	q := s.originQuery(o.Queue, nil)
+	in := newInterner()
 	now := time.Now()
 	var batch []Summary
+	listed := 0
 	last := time.Now()
 	flush := func() {
 		if o.OnBatch != nil && len(batch) > 0 {
 			o.OnBatch(batch)
+			batch = make([]Summary, 0, batchSize) // OnBatch owns the last one
 		}
-		batch = nil
+		batch = batch[:0]
 		last = time.Now()
 	}
 	defer flush()
 	for {
-		if o.Limit > 0 && len(b.Summaries) >= o.Limit || sel.complete() {
+		if o.Limit > 0 && listed >= o.Limit || sel.complete() {
 			return nil
 		}
 		h, err := p.Next(ctx)
@@ -125,7 +132,8 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 		if !ok {
 			continue
 		}
-		sum.Group = retrycore.GroupKey(sum.Facts.Error)
+		sum.Group = in.str(retrycore.GroupKey(sum.Facts.Error))
+		in.summary(&sum)
 		if b.Spool != nil {
 			i, err := b.Spool.Append(h.Message)
 			if err != nil {
@@ -133,7 +141,10 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 			}
 			sum.Index = i
 		}
-		b.Summaries = append(b.Summaries, sum)
+		listed++
+		if !o.StreamOnly || o.OnBatch == nil {
+			b.Summaries = append(b.Summaries, sum)
+		}
 		batch = append(batch, sum)
 		if len(batch) >= batchSize || time.Since(last) >= batchEvery {
 			flush()

@@ -28,7 +28,7 @@ func (b sessionBackend) Queues(ctx context.Context) ([]QueueRow, error) {
 }
 
 func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error) {
-	br, err := b.s.Browse(ctx, replay.BrowseOptions{Queue: req.Queue, Limit: req.Limit, Filter: req.Filter, Spool: true, OnBatch: req.OnBatch})
+	br, err := b.s.Browse(ctx, replay.BrowseOptions{Queue: req.Queue, Limit: req.Limit, Filter: req.Filter, Spool: true, OnBatch: req.OnBatch, StreamOnly: true})
 	var res BrowseResult
 	if br != nil {
 		res.Facts, res.Report = br.Facts, br.Report
