@@ -35,15 +35,25 @@ test: broker build
 vet:
 	$(GO) vet ./...
 
-## bench: benchmarks against the real broker, each with its raw baseline
+## bench: benchmarks against the real broker (DESIGN §6), each with its raw
+## baseline measured in the same run and process; one package at a time so
+## no two benchmarks share the broker. Each prints a figures line
+## (name  msgs  msg/s  baseline msg/s  ratio=X.XX); they are repeated at the
+## end with the machine, the broker version and the load.
+BENCH_FIGURES := $(CURDIR)/bin/bench-figures.txt
 bench: broker build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	@rm -f $(BENCH_FIGURES)
+	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
+	PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	@echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $(MANAGEMENT_URL)/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	@cat $(BENCH_FIGURES) 2>/dev/null || echo "(none written)"
 
 ## fuzz: each fuzz target for a bounded time
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 	$(GO) test ./broker -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzGroupKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 ## chaos: only the fault-injection runs (kill -9, forced closes, broker restart)
 chaos: broker build
