@@ -46,9 +46,6 @@ type QueueFacts struct {
 	Ready         int
 	DeliveryLimit DeliveryLimit
 	LimitKnown    bool // false: no management API; the limit is assumed
-	// listed is the management API's message count (ready and unacked, up
-	// to a few seconds old); -1 when unknown.
-	listed int64
 }
 
 // PassReport says what a pass did to the queue.
@@ -171,7 +168,7 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 // learnQueue reads the queue type and delivery limit from the management
 // API; without it the pass protects quorum messages conservatively.
 func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, []string, error) {
-	facts := QueueFacts{Name: opts.Queue, listed: -1}
+	facts := QueueFacts{Name: opts.Queue}
 	if opts.Management == nil {
 		return facts, []string{"no management API: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"}, nil
 	}
@@ -183,7 +180,6 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 		return facts, []string{fmt.Sprintf("management API: %v; queue type and delivery limit unknown, quorum messages are protected conservatively", err)}, nil
 	}
 	facts.Type = info.Type
-	facts.listed = info.Messages
 	if info.Type == "stream" {
 		return facts, nil, fmt.Errorf("browse %s: %w: it is a stream; parkinglot browses classic and quorum queues", opts.Queue, ErrWrongQueueType)
 	}
@@ -201,14 +197,15 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 // readyCount is the queue's ready count from a passive declare. A quorum
 // queue that does not answer within 250 ms is reported as empty
 // (rabbit_quorum_queue:stat/1 returns {ok, 0, 0} on a timeout; seen on
-// 3.10.8 under load), so on a queue that may be quorum a 0 is asked again
-// unless the management API also listed it empty.
+// 3.10.8 under load, and right after a pass refreshed messages), so on a
+// queue that may be quorum a 0 is asked again for up to a second. The
+// management API's count is no help here: its statistics lag by seconds.
 func readyCount(ctx context.Context, ch *amqp.Channel, f QueueFacts) (int, error) {
 	q, err := ch.QueueDeclarePassive(f.Name, false, false, false, false, nil)
-	if err != nil || q.Messages > 0 || f.Type == "classic" || f.listed == 0 {
+	if err != nil || q.Messages > 0 || f.Type == "classic" {
 		return q.Messages, err
 	}
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 4; i++ {
 		t := time.NewTimer(time.Duration(i) * 100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
