@@ -39,8 +39,11 @@ func TestTUIEndToEnd(t *testing.T) {
 	_, _ = rand.Read(suffix)
 	name := "pltest-tui-" + hex.EncodeToString(suffix)
 	lot, mainQueue := name+".error.dlq", name+".main.queue"
+	// A user of its own with a random password: no screen may show it.
+	user, password := name, "pw-"+hex.EncodeToString(suffix)+"-secret"
+	brokertest.CreateUser(t, user, password, "management", true)
 	env := append(os.Environ(),
-		"PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
+		"PARKINGLOT_URL="+brokertest.URLFor(user, password, ""), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURLFor(user, password),
 		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1",
 		"EDITOR=sed -i s/:-/:/", "VISUAL=") // the "editor" fixes the negative amount
 
@@ -51,6 +54,9 @@ func TestTUIEndToEnd(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("parkinglot %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if strings.Contains(string(out), password) {
+			t.Fatalf("parkinglot %s printed the password:\n%s", strings.Join(args, " "), out)
 		}
 		return string(out)
 	}
@@ -64,6 +70,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 
 	tm := newTmux(t, env, 120, 40, bin+" tui "+lot)
+	tm.secret = password
 	tm.waitFor("the list", "17 messages")
 	tm.waitFor("the browse to end", "all given back")
 
@@ -170,6 +177,7 @@ func depth(t *testing.T, ch *amqp.Channel, queue string) int {
 type tmuxSession struct {
 	t      *testing.T
 	socket string
+	secret string // fails the test if any captured screen shows it
 }
 
 func newTmux(t *testing.T, env []string, w, h int, command string) *tmuxSession {
@@ -209,7 +217,11 @@ func (s *tmuxSession) literal(text string) {
 
 func (s *tmuxSession) capture() string {
 	s.t.Helper()
-	return s.tmux("capture-pane", "-p", "-t", "tui")
+	screen := s.tmux("capture-pane", "-p", "-t", "tui")
+	if s.secret != "" && strings.Contains(screen, s.secret) {
+		s.t.Fatalf("the screen shows the password:\n%s", screen)
+	}
+	return screen
 }
 
 // waitFor polls the screen until it shows text (20s at most) and returns it.
