@@ -82,6 +82,11 @@ type Pass struct {
 	deliveries <-chan amqp.Delivery
 	closed     chan *amqp.Error
 
+	// paced: a classic queue's pass keeps a channel-wide prefetch of
+	// limit, raised as the caller takes messages (see pace).
+	paced bool
+	limit int
+
 	mu      sync.Mutex
 	seen    int
 	taken   int
@@ -143,11 +148,18 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	// Prefetch bounds what the broker pushes: holding the whole pass needs
 	// room for every message, and no more (the rest would be given back
 	// too, and counted on quorum queues). amqp091-go caps it at 65535.
-	prefetch := p.target
-	if prefetch > 65535 {
+	prefetch, global := p.target, false
+	switch {
+	case facts.Type == "classic" && p.target > pushWindow:
+		// A channel-wide limit, which RabbitMQ applies at once when it
+		// changes (quorum queues refuse it): pace raises it as the caller
+		// takes messages.
+		p.paced, p.limit = true, pushWindow
+		prefetch, global = pushWindow, true
+	case prefetch > 65535:
 		prefetch = 0 // unlimited
 	}
-	if err := ch.Qos(prefetch, 0, false); err != nil {
+	if err := ch.Qos(prefetch, 0, global); err != nil {
 		_ = ch.Close()
 		return nil, fmt.Errorf("browse %s: qos: %w", opts.Queue, Explain(err))
 	}
@@ -235,6 +247,11 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 	if seen >= p.target {
 		return nil, io.EOF
 	}
+	if p.paced {
+		if err := p.pace(); err != nil {
+			return nil, err
+		}
+	}
 	timer := time.NewTimer(p.idle)
 	defer timer.Stop()
 	waiting := time.Now()
@@ -273,6 +290,42 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 			timer.Reset(p.idle)
 		}
 	}
+}
+
+// pushWindow is how many deliveries a classic queue's pass lets the broker
+// push beyond what the caller holds. Without a bound the broker pushes the
+// whole queue at once, and whatever the caller has not yet taken waits in
+// amqp091-go's unbounded buffer: a 100k-message replay, slower than the
+// broker's push, held tens of thousands of deliveries there, and spent its
+// CPU collecting them.
+const pushWindow = 2048
+
+// pace keeps the channel's prefetch pushWindow ahead of the messages the
+// caller holds (taken with Next, not acked), so the pass never stalls on
+// it, and within the pass's target (RabbitMQ counts unacked deliveries: a
+// limit of target - taken keeps the pushed total within target). It is
+// raised in steps of half a window, one basic.qos round trip each.
+func (p *Pass) pace() error {
+	p.mu.Lock()
+	held, taken := p.seen-p.taken, p.taken
+	p.mu.Unlock()
+	if held+pushWindow/2 <= p.limit {
+		return nil
+	}
+	want := min(held+pushWindow, p.target-taken)
+	if want <= p.limit {
+		return nil
+	}
+	if want > 65535 {
+		// Past amqp091-go's largest prefetch: unlimited for the rest (no
+		// more than target - taken remain to be pushed).
+		want, p.paced = 0, false
+	}
+	if err := p.ch.Qos(want, 0, true); err != nil {
+		return fmt.Errorf("browse %s: qos: %w", p.facts.Name, Explain(err))
+	}
+	p.limit = want
+	return nil
 }
 
 func (p *Pass) lost() error {
