@@ -17,8 +17,10 @@ import (
 )
 
 // DefaultWindow is how many messages may be published and not yet
-// confirmed-and-removed at once.
-const DefaultWindow = 512
+// confirmed-and-removed at once. A busy destination queue confirms in
+// batches, tens of milliseconds apart: with 512 a 100k replay spent its
+// second half waiting on them (4,715 msg/s; 2,048: 6,007; 4,096 no better).
+const DefaultWindow = 2048
 
 // drainGrace bounds how long an interrupted run waits for the confirms of
 // what it already sent.
