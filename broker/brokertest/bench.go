@@ -231,7 +231,7 @@ func NaiveMove(tb testing.TB, src, exchange, key string, n int) time.Duration {
 // the time from the PUT until src is empty and dst holds want messages.
 func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 	tb.Helper()
-	name := "parkinglot-bench-move-" + src
+	name := fmt.Sprintf("parkinglot-bench-move-%s-%d", src, time.Now().UnixNano())
 	value := map[string]any{
 		"src-protocol":             "amqp091",
 		"src-uri":                  "amqp:///%2F",
@@ -276,6 +276,8 @@ func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 	}
 	elapsed := time.Since(start)
 	_ = ch.Close()
+	// src-delete-after removes the shovel once it is done; make sure.
+	_ = managementRequest(http.MethodDelete, path, nil)
 	return elapsed
 }
 
@@ -338,7 +340,7 @@ func BenchLine(b *testing.B, name string, msgs int, rate, baseline float64, unit
 	if baseline > 0 {
 		ratio = rate / baseline
 	}
-	line := fmt.Sprintf("%s  %d  %.0f %s  %.0f %s  ratio=%.2f", name, msgs, rate, unit, baseline, unit, ratio)
+	line := fmt.Sprintf("%s  %d  %s %s  %s %s  ratio=%.2f", name, msgs, figure(rate), unit, figure(baseline), unit, ratio)
 	fmt.Println(line)
 	// A benchmark may print several lines (one per baseline): the
 	// baseline's metrics are named after it ("replay-vs-shovel": shovel;
@@ -358,6 +360,15 @@ func BenchLine(b *testing.B, name string, msgs int, rate, baseline float64, unit
 			_ = f.Close()
 		}
 	}
+}
+
+// figure prints a rate without decimals and a small figure (milliseconds
+// a frame) with enough of them.
+func figure(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // Body is a body of n bytes (JSON, so content-type checks pass) that
