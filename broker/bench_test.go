@@ -1,0 +1,88 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// BenchmarkPassScan is the broker layer of a browse on its own: a pass
+// over a 100,000-message classic queue (1 KiB persistent messages with a
+// parked message's headers) that holds every delivery, stores it in a
+// spool and gives everything back, against the raw hold-unacked consume of
+// the same queue (run before and after, mean). replay's BenchmarkBrowse
+// adds the decoding, origins and error groups on top of this.
+func BenchmarkPassScan(b *testing.B) {
+	n := brokertest.BenchCount(b, 100_000)
+	ch := brokertest.Channel(b)
+	conn := brokertest.Dial(b, "")
+	mgmt := brokertest.Management(b)
+	q := brokertest.Name(b, "q")
+	brokertest.DeclareQueue(b, ch, q, nil)
+	now := time.Now().Truncate(time.Second)
+	brokertest.ConfirmedPublish(b, "", q, n, brokertest.BenchWindow, func(i int) amqp.Publishing {
+		return amqp.Publishing{
+			MessageId: fmt.Sprintf("bench-%07d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Timestamp: now, Body: brokertest.Body(i, 1024),
+			Headers: amqp.Table{
+				"x-original-exchange": "main.exchange", "x-original-routing-key": "payment.execute",
+				"x-retry-count": int32(3), "x-last-error": fmt.Sprintf("transfer %d not found", i),
+				"x-parked-at": now, "x-failure-kind": "retries-exhausted",
+				"x-death": []any{amqp.Table{"count": int64(3), "reason": "expired", "queue": "payment.retry.15s",
+					"time": now, "exchange": "retry.exchange", "routing-keys": []any{"payment.retry.15s"}}},
+			},
+		}
+	})
+	for iter := 0; iter < b.N; iter++ {
+		b.StopTimer()
+		_, raw1 := brokertest.RawHoldBrowse(b, q, n)
+		brokertest.WaitDepth(b, q, n, time.Minute)
+		spool, err := broker.NewSpool(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		b.StartTimer()
+		start := time.Now()
+		p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: mgmt})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seen := 0
+		for {
+			h, err := p.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := spool.Append(h.Message); err != nil {
+				b.Fatal(err)
+			}
+			seen++
+		}
+		if _, err := p.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		b.StopTimer()
+		cancel()
+		_ = spool.Close()
+		if seen != n {
+			b.Fatalf("the pass saw %d of %d", seen, n)
+		}
+		brokertest.WaitDepth(b, q, n, time.Minute)
+		_, raw2 := brokertest.RawHoldBrowse(b, q, n)
+		brokertest.WaitDepth(b, q, n, time.Minute)
+		brokertest.BenchLine(b, "pass-scan-vs-raw-hold", n, brokertest.Rate(n, took), (brokertest.Rate(n, raw1)+brokertest.Rate(n, raw2))/2, "")
+	}
+}
