@@ -201,6 +201,7 @@ func runTUI(ctx context.Context, a *app, queue string) error {
 
 // openTUI is runTUI with every TUI option (the demo adds a notice).
 func openTUI(ctx context.Context, a *app, opts ui.Options) error {
+	ui.ApplyMemoryLimit()
 	quiet := *a
 	quiet.log = slog.New(slog.DiscardHandler) // the TUI owns the terminal: log lines would tear it
 	s, err := quiet.session(ctx, "tui")

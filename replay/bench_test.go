@@ -16,6 +16,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui"
 )
 
 // The benchmarks of DESIGN §6 that act on parking lots: replay and browse,
@@ -190,6 +191,7 @@ func TestBrowseChild(t *testing.T) {
 	if queue == "" {
 		t.Skip("only run by BenchmarkBrowse")
 	}
+	ui.ApplyMemoryLimit() // as the TUI runs (the binary's openTUI)
 	s, _ := openSession(t, replay.Config{})
 	ctx := testCtx(t, 10*time.Minute)
 	var fig browseFigures
