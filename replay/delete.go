@@ -2,9 +2,7 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -58,28 +56,13 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 }
 
 func (s *Session) deletePass(ctx context.Context, p *broker.Pass, queue string, sel *selection, rm *remover) error {
-	q := s.originQuery(queue, nil)
-	now := time.Now()
-	for !sel.complete() {
-		h, err := p.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+	w := walk{queue: queue, sel: sel, q: s.originQuery(queue, nil), skip: func(id string, err error) { rm.tally.skipped(id, err.Error()) }}
+	for c, err := range w.chosen(ctx, p) {
 		if err != nil {
 			return err
 		}
-		id := h.ID()
-		sum := summarize(ctx, h.Message, id, q)
-		ok, ferr := sel.match(h.Message, sum, queue, now)
-		if ferr != nil {
-			rm.tally.skipped(id, ferr.Error())
-			continue
-		}
-		if !ok {
-			continue
-		}
-		rm.tally.chosen(id)
-		if err := rm.add(h, id); err != nil {
+		rm.tally.chosen(c.id)
+		if err := rm.add(c.held, c.id); err != nil {
 			return err
 		}
 	}

@@ -129,27 +129,14 @@ func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
 }
 
 func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, t *tally) error {
-	q := s.originQuery(queue, nil)
 	now := time.Now()
 	qjson, _ := json.Marshal(queue)
-	for !sel.complete() {
-		h, err := p.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+	wk := walk{queue: queue, sel: sel, q: s.originQuery(queue, nil), skip: func(id string, err error) { t.skipped(id, err.Error()) }}
+	for c, err := range wk.chosen(ctx, p) {
 		if err != nil {
 			return err
 		}
-		id := h.ID()
-		sum := summarize(ctx, h.Message, id, q)
-		ok, ferr := sel.match(h.Message, sum, queue, now)
-		if ferr != nil {
-			t.skipped(id, ferr.Error())
-			continue
-		}
-		if !ok {
-			continue
-		}
+		h, id := c.held, c.id
 		t.chosen(id)
 		msg, err := h.Message.MarshalJSON() // not json.Marshal: its error would name Go types
 		if err != nil {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
@@ -110,28 +108,17 @@ func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
 }
 
 func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q retrycore.OriginQuery, plan *Plan) error {
-	now := time.Now()
-	for !sel.complete() {
-		h, err := p.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
+	w := walk{queue: o.Queue, sel: sel, q: q, skip: func(_ string, err error) {
+		plan.Skipped++
+		if plan.Skipped == 1 {
+			plan.Notes = append(plan.Notes, err.Error())
 		}
+	}}
+	for c, err := range w.chosen(ctx, p) {
 		if err != nil {
 			return err
 		}
-		id := h.ID()
-		sum := summarize(ctx, h.Message, id, q)
-		ok, ferr := sel.match(h.Message, sum, o.Queue, now)
-		if ferr != nil {
-			plan.Skipped++
-			if plan.Skipped == 1 {
-				plan.Notes = append(plan.Notes, ferr.Error())
-			}
-			continue
-		}
-		if !ok {
-			continue
-		}
+		id, sum := c.id, c.sum
 		dest, err := destinationFor(sum, o.Target)
 		if err != nil {
 			plan.Refused = append(plan.Refused, Failure{ID: id, Err: err.Error()})

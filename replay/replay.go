@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -174,32 +173,22 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 // readPass is the producer of a replay: it reads the pass, applies the loop
 // guard and the selection, and prepares a job per chosen message.
 func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, q retrycore.OriginQuery, prepare prepareFunc, jobs chan<- *job) error {
-	now := time.Now()
-	for !r.stop.Load() {
-		if sel.complete() {
-			return nil
-		}
-		h, err := p.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+	w := walk{queue: queue, sel: sel, q: q,
+		skip: func(id string, err error) { r.tally.skipped(id, err.Error()) },
+		admit: func(h *broker.Held, id string) bool {
+			if rid, ok := h.Headers[retrycore.HeaderReplayID].(string); ok && r.sent[rid] {
+				r.tally.skipped(id, "already replayed in this run (loop guard)")
+				return false
+			}
+			return true
+		},
+		stopped: r.stop.Load,
+	}
+	for c, err := range w.chosen(ctx, p) {
 		if err != nil {
 			return err
 		}
-		id := h.ID()
-		if rid, ok := h.Headers[retrycore.HeaderReplayID].(string); ok && r.sent[rid] {
-			r.tally.skipped(id, "already replayed in this run (loop guard)")
-			continue
-		}
-		sum := summarize(ctx, h.Message, id, q)
-		ok, ferr := sel.match(h.Message, sum, queue, now)
-		if ferr != nil {
-			r.tally.skipped(id, ferr.Error())
-			continue
-		}
-		if !ok {
-			continue
-		}
+		h, id, sum := c.held, c.id, c.sum
 		key := r.key(id, h.Body)
 		if r.takeFailed(key) {
 			continue

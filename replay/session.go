@@ -40,13 +40,13 @@ type Session struct {
 	amqpUser string
 	osUser   string
 
-	mu       sync.Mutex
-	consume  *broker.Conn
-	publish  *broker.Conn
-	mgmt     *broker.Management
-	mgmtErr  error
-	mgmtAt   time.Time // when mgmtErr was found; retried after mgmtRetry
-	closed   bool
+	mu      sync.Mutex
+	consume *broker.Conn
+	publish *broker.Conn
+	mgmt    *broker.Management
+	mgmtErr error
+	mgmtAt  time.Time // when mgmtErr was found; retried after mgmtRetry
+	closed  bool
 }
 
 // Open connects the consuming connection (so that a wrong URL, password or
