@@ -334,7 +334,7 @@ func (p *Pass) lost() error {
 
 func (p *Pass) hold(d amqp.Delivery) *Held {
 	h := &Held{Message: FromDelivery(d), pass: p}
-	n, counted := anyInt(d.Headers["x-delivery-count"])
+	n, counted := IntValue(d.Headers["x-delivery-count"])
 	h.DeliveryCount = n
 	p.mu.Lock()
 	p.sawDeliveryCount = p.sawDeliveryCount || counted
@@ -639,25 +639,4 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 		}
 	}
 	return n, firstErr
-}
-
-// anyInt reads every integer type amqp091-go decodes.
-func anyInt(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int32:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case uint8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	}
-	return 0, false
 }

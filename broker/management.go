@@ -279,18 +279,39 @@ func EffectiveDeliveryLimit(q QueueInfo, server Version) DeliveryLimit {
 }
 
 func toInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
+	if n, ok := IntValue(v); ok {
 		return n, true
-	case int32:
-		return int64(n), true
-	case int:
-		return int64(n), true
-	case float64:
+	}
+	switch n := v.(type) {
+	case float64: // JSON numbers from the management API
 		return int64(n), n == float64(int64(n))
 	case string:
 		i, err := strconv.ParseInt(n, 10, 64)
 		return i, err == nil
+	}
+	return 0, false
+}
+
+// IntValue reads every integer type amqp091-go decodes from a header
+// (int8 … int64, uint8 … uint32) and Go's int.
+func IntValue(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
 	}
 	return 0, false
 }

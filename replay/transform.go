@@ -29,7 +29,7 @@ func Transform(m broker.Message, replayID string, now time.Time) amqp.Publishing
 		h[k] = v // values are not changed, so a shallow copy is enough
 	}
 	var count int64
-	if n, ok := intValue(m.Headers[retrycore.HeaderReplayCount]); ok && n > 0 {
+	if n, ok := broker.IntValue(m.Headers[retrycore.HeaderReplayCount]); ok && n > 0 {
 		count = n
 	}
 	h[retrycore.HeaderReplayCount] = int32(min(count+1, math.MaxInt32))
@@ -68,27 +68,4 @@ func NewReplayID() string {
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
 	return string(out[:])
-}
-
-// intValue reads every integer type amqp091-go decodes.
-func intValue(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int8:
-		return int64(n), true
-	case uint8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	}
-	return 0, false
 }
