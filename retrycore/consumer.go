@@ -44,8 +44,9 @@ type RunOptions struct {
 	// at start-up (session 1) and after each reconnect.
 	OnConsuming func(session int)
 	// OnSettled, when set, is called after the loop decided a message's
-	// fate and queued its ack or nack. It is called from the worker
-	// goroutines, so it must be safe for concurrent use, and quick.
+	// fate and queued its ack or nack. It is called from the worker and
+	// confirm-tracker goroutines, so it must be safe for concurrent use,
+	// and quick.
 	OnSettled func(Result)
 }
 

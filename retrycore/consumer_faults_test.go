@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
@@ -324,4 +326,68 @@ func TestRunNackedRetryCopyGivesTheMessageBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+func TestRunPipelinedCopiesEachGetTheirOwnReturn(t *testing.T) {
+	// One worker with a large prefetch sends many copies before the first
+	// confirm arrives; the ones sent to an unbound tier come back among
+	// routed ones. Each returned copy's original must be given back, each
+	// routed one acked: no return may be credited to another copy.
+	p := testPipeline(t, QueueClassic, time.Hour, 2*time.Hour)
+	p.Concurrency, p.Prefetch = 1, 200
+	mustDeclare(t, p)
+	first, second := p.Tiers()[0], p.Tiers()[1]
+	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("not yet") }), nil)
+	ch := brokertest.Channel(t)
+	if err := ch.QueueUnbind(second.Queue, second.RoutingKey, p.Retry.Exchange, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Even messages are on their first attempt (retry 1: the bound tier),
+	// odd ones already retried once (retry 2: the unbound tier).
+	const n = 200
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("mix-%d", i), DeliveryMode: amqp.Persistent, Body: []byte("x")}
+		if i%2 == 1 {
+			msgs[i].Headers = amqp.Table{HeaderRetryCount: int32(1)}
+		}
+	}
+	brokertest.PublishMany(t, ch, p.Main.Exchange, p.Main.RoutingKey, msgs)
+
+	retried, returned := map[string]bool{}, map[string]bool{}
+	for len(retried) < n/2 || len(returned) < n/2 {
+		r := l.next()
+		var i int
+		if _, err := fmt.Sscanf(r.MessageID, "mix-%d", &i); err != nil {
+			t.Fatalf("result for an unknown message: %+v", r)
+		}
+		switch {
+		case i%2 == 0 && r.Outcome == OutcomeLabelRetried && r.Tier == first.Queue:
+			if retried[r.MessageID] {
+				t.Fatalf("%s retried twice", r.MessageID)
+			}
+			retried[r.MessageID] = true
+		case i%2 == 1 && r.Outcome == OutcomeLabelPublishFailed && errors.Is(r.Err, ErrPublishReturned):
+			returned[r.MessageID] = true
+		default:
+			t.Fatalf("result %+v: want even ids retried to %s, odd ids given back as returned", r, first.Queue)
+		}
+	}
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	inFirst := brokertest.Drain(t, ch, first.Queue)
+	if len(inFirst) != n/2 {
+		t.Fatalf("the bound tier holds %d copies, want %d", len(inFirst), n/2)
+	}
+	for _, d := range inFirst {
+		if !retried[d.MessageId] {
+			t.Fatalf("the bound tier holds %s, which was not retried", d.MessageId)
+		}
+	}
+	// The given-back odd ones are all still in the main queue, unacked
+	// by nobody: none lost, none copied.
+	if got := brokertest.Depth(t, ch, p.Main.Queue); got != n/2 {
+		t.Fatalf("main queue holds %d, want the %d given back", got, n/2)
+	}
 }

@@ -22,16 +22,38 @@ var (
 )
 
 // publisher is one worker's confirm-mode channel on the publish connection.
-// Channels are not safe for concurrent use, so each worker has its own and
-// publishes one copy at a time: any basic.return seen before the copy's
-// confirm is that copy's (checked against exchange, key and message id).
+// Channels are not safe for concurrent use, so each worker has its own. The
+// worker sends copies without waiting (send); its confirm tracker
+// (confirms.go) waits for their confirms in the order they were sent.
 type publisher struct {
 	conn    *amqp.Connection
 	ch      *amqp.Channel
-	returns chan amqp.Return
-	closes  chan *amqp.Error
+	notices *channelNotices // the current channel's returns and close
 	timeout time.Duration
 	gate    *blockGate // the publish connection's connection.blocked state
+	// window is how many copies may await their confirm at once; the
+	// return buffer is sized from it.
+	window int
+}
+
+// channelNotices is what one publish channel reports back besides
+// confirms. Only the confirm tracker reads it.
+type channelNotices struct {
+	ch      *amqp.Channel
+	returns chan amqp.Return
+	closes  chan *amqp.Error
+	// unclaimed holds returns drained while waiting for an earlier copy.
+	unclaimed []amqp.Return
+	closeErr  *amqp.Error
+	closed    bool
+}
+
+// sentCopy is a copy published with mandatory set, awaiting its confirm.
+type sentCopy struct {
+	dc                *amqp.DeferredConfirmation
+	notices           *channelNotices
+	exchange, key, id string
+	deadline          time.Time
 }
 
 // open (re)creates the channel in confirm mode with its notifications.
@@ -49,33 +71,38 @@ func (p *publisher) open() error {
 		p.ch = nil
 		return fmt.Errorf("confirm mode: %w", broker.Explain(err))
 	}
-	// Buffered and drained after every confirm: amqp091-go drops a
-	// notification after 5s when the channel is full.
-	p.returns = ch.NotifyReturn(make(chan amqp.Return, 16))
-	p.closes = ch.NotifyClose(make(chan *amqp.Error, 1))
+	// Room for a return of every copy that can be in flight: amqp091-go
+	// drops a notification after 5s when the channel is full, and a dropped
+	// return would make an unroutable copy look delivered.
+	p.notices = &channelNotices{
+		ch:      ch,
+		returns: ch.NotifyReturn(make(chan amqp.Return, p.window+16)),
+		closes:  ch.NotifyClose(make(chan *amqp.Error, 1)),
+	}
 	p.ch = ch
 	return nil
 }
 
-// publish sends one copy with mandatory set and waits for its confirm.
-// It returns nil only when the broker confirmed a routed copy.
-func (p *publisher) publish(ctx context.Context, exchange, key string, msg amqp.Publishing) error {
+// send publishes one copy with mandatory set and returns without waiting
+// for its confirm (sentCopy.wait does). The timeout runs from here.
+func (p *publisher) send(ctx context.Context, exchange, key string, msg amqp.Publishing) (*sentCopy, error) {
+	deadline := time.Now().Add(p.timeout)
 	if p.ch == nil || p.ch.IsClosed() {
 		if err := p.open(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	timer := time.NewTimer(p.timeout)
-	defer timer.Stop()
 	if clear := p.gate.wait(); clear != nil {
 		// A publish on a blocked connection stalls in the socket write,
 		// where no timeout can reach it: wait for the alarm to clear.
+		timer := time.NewTimer(p.timeout)
+		defer timer.Stop()
 		select {
 		case <-clear:
 		case <-timer.C:
-			return ErrPublishBlocked
+			return nil, ErrPublishBlocked
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key,
@@ -84,59 +111,83 @@ func (p *publisher) publish(ctx context.Context, exchange, key string, msg amqp.
 		msg)
 	if err != nil {
 		p.discard()
-		return fmt.Errorf("publish: %w", broker.Explain(err))
+		return nil, fmt.Errorf("publish: %w", broker.Explain(err))
 	}
+	return &sentCopy{dc: dc, notices: p.notices, exchange: exchange, key: key, id: msg.MessageId, deadline: deadline}, nil
+}
+
+// wait returns nil only when the broker confirmed a routed copy. Called by
+// the confirm tracker, in the order the copies were sent.
+func (c *sentCopy) wait() error {
+	timer := time.NewTimer(time.Until(c.deadline))
+	defer timer.Stop()
 	select {
-	case <-dc.Done():
+	case <-c.dc.Done():
 	case <-timer.C:
-		// The channel's confirm sequence is now unknown to us: start over.
-		p.discard()
+		// The channel's confirm sequence is now unknown to us: close it.
+		// The worker opens a fresh one, and the copies still awaiting a
+		// confirm on this one resolve as nacked.
+		_ = c.notices.ch.Close()
 		return ErrPublishTimeout
 	}
-	acked := dc.Acked()
 	// The broker sends basic.return before basic.ack, and amqp091-go
 	// dispatches both from one goroutine, so a return for this copy is in
 	// the buffer by now.
-	returned := p.drainReturns(exchange, key, msg.MessageId)
-	select {
-	case e, ok := <-p.closes:
-		p.ch = nil
-		if ok && e != nil {
+	n := c.notices
+	if r := n.claimReturn(c.exchange, c.key, c.id); r != nil {
+		return fmt.Errorf("%w: %s", ErrPublishReturned, r.ReplyText)
+	}
+	if c.dc.Acked() {
+		return nil
+	}
+	if e, closed := n.closeReason(); closed {
+		if e != nil {
 			return fmt.Errorf("publish channel closed: %w", broker.Explain(e))
 		}
-		return fmt.Errorf("publish channel closed: %w", broker.Explain(amqp.ErrClosed))
-	default:
+		return fmt.Errorf("publish channel closed before the confirm: %w", ErrPublishNacked)
 	}
-	switch {
-	case returned != nil:
-		return fmt.Errorf("%w: %s", ErrPublishReturned, returned.ReplyText)
-	case !acked:
-		if p.ch.IsClosed() {
-			p.ch = nil
-			return fmt.Errorf("publish channel closed before the confirm: %w", ErrPublishNacked)
+	return ErrPublishNacked
+}
+
+// claimReturn drains the return buffer and takes out the return that
+// belongs to this copy, if any; the others wait for their own copies.
+func (n *channelNotices) claimReturn(exchange, key, messageID string) *amqp.Return {
+drain:
+	for {
+		select {
+		case r, ok := <-n.returns:
+			if !ok {
+				break drain
+			}
+			n.unclaimed = append(n.unclaimed, r)
+		default:
+			break drain
 		}
-		return ErrPublishNacked
+	}
+	for i, r := range n.unclaimed {
+		if r.Exchange == exchange && r.RoutingKey == key && r.MessageId == messageID {
+			n.unclaimed = append(n.unclaimed[:i], n.unclaimed[i+1:]...)
+			return &r
+		}
 	}
 	return nil
 }
 
-// drainReturns empties the return buffer and reports the return that
-// belongs to this copy, if any.
-func (p *publisher) drainReturns(exchange, key, messageID string) *amqp.Return {
-	var mine *amqp.Return
-	for {
+// closeReason reports whether the channel closed, and the broker's reason
+// when it gave one.
+func (n *channelNotices) closeReason() (*amqp.Error, bool) {
+	if !n.closed {
 		select {
-		case r, ok := <-p.returns:
-			if !ok {
-				return mine
-			}
-			if r.Exchange == exchange && r.RoutingKey == key && r.MessageId == messageID {
-				mine = &r
+		case e, ok := <-n.closes:
+			n.closed = true
+			if ok {
+				n.closeErr = e
 			}
 		default:
-			return mine
+			n.closed = n.ch.IsClosed()
 		}
 	}
+	return n.closeErr, n.closed
 }
 
 // discard closes the channel so the next publish opens a fresh one.

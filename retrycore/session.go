@@ -56,8 +56,10 @@ func (s *session) run(ctx context.Context) error {
 
 	work := make(chan amqp.Delivery)
 	var workers sync.WaitGroup
+	// Each worker may have its share of the prefetch awaiting confirms.
+	window := max(4, (p.Prefetch+p.Concurrency-1)/p.Concurrency)
 	for i := 0; i < p.Concurrency; i++ {
-		w := &worker{s: s, pub: &publisher{conn: s.publish.Connection, timeout: s.o.PublishTimeout, gate: &s.gate}}
+		w := &worker{s: s, pub: &publisher{conn: s.publish.Connection, timeout: s.o.PublishTimeout, gate: &s.gate, window: window}}
 		workers.Add(1)
 		go func() {
 			defer workers.Done()

@@ -12,21 +12,26 @@ import (
 )
 
 // worker runs the handler for one delivery at a time and carries out the
-// outcome on its own publish channel.
+// outcome on its own publish channel; its confirm tracker settles the
+// copies it sent.
 type worker struct {
-	s        *session
-	pub      *publisher
-	failures int // consecutive failed publishes, for the requeue backoff
+	s       *session
+	pub     *publisher
+	tracker *confirmTracker
 }
 
 func (w *worker) run(work <-chan amqp.Delivery) {
+	w.tracker = newConfirmTracker(w.s, w.pub.window)
+	go w.tracker.run()
 	defer w.pub.close()
+	defer w.tracker.close() // before the channel closes: every sent copy settled
 	for d := range work {
 		w.process(d)
 	}
 }
 
-// process handles one delivery from start to ack or nack.
+// process handles one delivery: done and requeue are settled here, a retry
+// or park copy is sent and handed to the tracker.
 func (w *worker) process(d amqp.Delivery) {
 	s, p := w.s, w.s.o.Pipeline
 	m := broker.FromDelivery(d)
@@ -71,25 +76,15 @@ func (w *worker) process(d amqp.Delivery) {
 	case OutcomeRetry:
 		n := retries + 1
 		tier := p.Tier(int(min(n, 1<<30)))
-		pub := copyPublishing(m, retryHeaders(d.Headers, f, n, time.Now()), s.user)
-		if err := w.pub.publish(context.Background(), p.Retry.Exchange, tier.RoutingKey, pub); err != nil {
-			w.giveBack(d, &res, fmt.Errorf("retry %s to %s: %w", dv.MessageID, tier.Queue, err))
-			return
-		}
-		w.failures = 0
-		s.acker.ack(d.DeliveryTag)
 		res.Outcome, res.Tier = OutcomeLabelRetried, tier.Queue
-		s.log.Debug("retrying", "id", dv.MessageID, "retry", n, "tier", tier.Queue, "err", f.Err)
+		pub := copyPublishing(m, retryHeaders(d.Headers, f, n, time.Now()), s.user)
+		w.send(d, res, f.Err, fmt.Sprintf("retry %s to %s", dv.MessageID, tier.Queue), p.Retry.Exchange, tier.RoutingKey, pub)
+		return
 	case OutcomePark:
-		pub := copyPublishing(m, parkHeaders(d.Headers, f, retries, kind, time.Now()), s.user)
-		if err := w.pub.publish(context.Background(), p.Error.Exchange, p.Error.RoutingKey, pub); err != nil {
-			w.giveBack(d, &res, fmt.Errorf("park %s in %s: %w", dv.MessageID, p.Error.Queue, err))
-			return
-		}
-		w.failures = 0
-		s.acker.ack(d.DeliveryTag)
 		res.Outcome, res.Kind = OutcomeLabelParked, kind
-		s.log.Info("parked", "id", dv.MessageID, "kind", kind, "retries", retries, "err", f.Err)
+		pub := copyPublishing(m, parkHeaders(d.Headers, f, retries, kind, time.Now()), s.user)
+		w.send(d, res, f.Err, fmt.Sprintf("park %s in %s", dv.MessageID, p.Error.Queue), p.Error.Exchange, p.Error.RoutingKey, pub)
+		return
 	case OutcomeRequeue:
 		s.acker.requeue(d.DeliveryTag)
 		res.Outcome = OutcomeLabelRequeued
@@ -98,24 +93,13 @@ func (w *worker) process(d amqp.Delivery) {
 	s.settled(res)
 }
 
-// giveBack handles a copy the broker did not confirm: the original is
-// never acked, it is given back (nack, requeue) after a short backoff so a
-// broken retry path does not spin.
-func (w *worker) giveBack(d amqp.Delivery, res *Result, err error) {
-	s := w.s
-	wait := s.o.RequeueBackoff.Delay(w.failures)
-	w.failures++
-	s.log.Warn("publish failed; giving the message back", "err", err, "in", wait.Round(time.Millisecond))
-	t := time.NewTimer(wait)
-	select {
-	case <-t.C:
-	case <-s.stopping:
-		t.Stop()
-	}
-	s.acker.requeue(d.DeliveryTag)
-	s.o.Metrics.outcome(OutcomeLabelPublishFailed)
-	res.Outcome, res.Err = OutcomeLabelPublishFailed, err
-	s.settled(*res)
+// send publishes the copy that stands for d and hands d to the tracker,
+// which acks it only once the copy is confirmed.
+func (w *worker) send(d amqp.Delivery, res Result, handled, what, exchange, key string, msg amqp.Publishing) {
+	w.tracker.holdWhilePaused()
+	a := awaiting{d: d, res: res, sent: time.Now(), what: what, handled: handled}
+	a.copy, a.err = w.pub.send(context.Background(), exchange, key, msg)
+	w.tracker.pending <- a
 }
 
 // TimeoutError is a handler that ran past handler_timeout: transient.
