@@ -396,3 +396,45 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// NonFinite returns the path of the first NaN or ±Inf float in a header
+// table ("retry.backoff[2]"), or "" when there is none. RabbitMQ refuses
+// such a value by closing the publishing connection (541 on 3.10.8), so
+// whatever publishes a hand-made message checks first.
+func NonFinite(t amqp.Table) string {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first by name, so the answer is stable
+	for _, k := range keys {
+		if p := nonFiniteIn(t[k], k); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+func nonFiniteIn(v any, path string) string {
+	switch x := v.(type) {
+	case float32:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return path
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return path
+		}
+	case amqp.Table:
+		if p := NonFinite(x); p != "" {
+			return path + "." + p
+		}
+	case []any:
+		for i, e := range x {
+			if p := nonFiniteIn(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}

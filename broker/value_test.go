@@ -364,3 +364,21 @@ func TestCloneTableIsDeep(t *testing.T) {
 		t.Fatal("changing the clone changed the original")
 	}
 }
+
+func TestNonFiniteNamesThePath(t *testing.T) {
+	cases := []struct {
+		h    amqp.Table
+		want string
+	}{
+		{amqp.Table{"a": 1.5, "b": "NaN"}, ""},
+		{amqp.Table{"f": math.NaN()}, "f"},
+		{amqp.Table{"z": math.Inf(1), "a": float32(math.Inf(-1))}, "a"},
+		{amqp.Table{"t": amqp.Table{"u": []any{1.0, amqp.Table{"v": math.NaN()}}}}, "t.u[1].v"},
+		{nil, ""},
+	}
+	for _, c := range cases {
+		if got := NonFinite(c.h); got != c.want {
+			t.Errorf("NonFinite(%v) = %q, want %q", c.h, got, c.want)
+		}
+	}
+}

@@ -212,6 +212,9 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 	if err := json.Unmarshal(msgJSON, &m); err != nil {
 		return broker.Message{}, retrycore.Destination{}, errors.New(jsonProblem(err))
 	}
+	if path := broker.NonFinite(m.Headers); path != "" {
+		return broker.Message{}, retrycore.Destination{}, fmt.Errorf("header %s is not a finite number (NaN or ±Inf), which RabbitMQ refuses by closing the connection", path)
+	}
 	switch {
 	case to != nil:
 		return m, *to, nil

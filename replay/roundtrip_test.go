@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -151,10 +152,18 @@ func TestImportBadFileNamesLineAndPublishesNothing(t *testing.T) {
 	_ = os.WriteFile(notJSON, []byte(lines[0]+"this is not json\n"+lines[2]), 0o600)
 	notMessage := filepath.Join(dir, "notmessage.jsonl")
 	_ = os.WriteFile(notMessage, []byte(`{"hello":"world"}`+"\n"), 0o600)
+	// A hand-made line RabbitMQ would answer by closing the connection.
+	nan, err := json.Marshal(broker.Message{Headers: amqp.Table{"retry": amqp.Table{"ratio": math.NaN()}}, Body: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonFinite := filepath.Join(dir, "nan.jsonl")
+	_ = os.WriteFile(nonFinite, []byte(lines[0]+`{"queue":"`+q+`","message":`+string(nan)+"}\n"), 0o600)
 	for _, tc := range []struct{ file, want string }{
 		{truncated, "line 3: not JSON"},
 		{notJSON, "line 2: not JSON"},
 		{notMessage, `line 1: not an exported message`},
+		{nonFinite, "line 2: header retry.ratio is not a finite number"},
 	} {
 		r := c.must(1, "", "import", tc.file, "--yes", "--to", ":"+q)
 		if !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
