@@ -438,3 +438,33 @@ func nonFiniteIn(v any, path string) string {
 	}
 	return ""
 }
+
+// Plain rebuilds a header value for code that wants plain Go values:
+// tables (and maps) as map[string]any, arrays as []any, every other value
+// through leaf. Nesting deeper than amqp091-go can read becomes nil.
+func Plain(v any, leaf func(any) any) any {
+	return plain(v, leaf, 0)
+}
+
+func plain(v any, leaf func(any) any, depth int) any {
+	if depth > maxDepth {
+		return nil
+	}
+	switch x := v.(type) {
+	case amqp.Table:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plain(e, leaf, depth+1)
+		}
+		return out
+	case map[string]any:
+		return plain(amqp.Table(x), leaf, depth)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e, leaf, depth+1)
+		}
+		return out
+	}
+	return leaf(v)
+}

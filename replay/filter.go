@@ -122,15 +122,13 @@ func (f *Filter) Match(m broker.Message, sum Summary, queue string, now time.Tim
 func plainTable(t amqp.Table) map[string]any {
 	out := make(map[string]any, len(t))
 	for k, v := range t {
-		out[k] = plainValue(v, 0)
+		out[k] = broker.Plain(v, plainLeaf)
 	}
 	return out
 }
 
-func plainValue(v any, depth int) any {
-	if depth > 64 {
-		return nil
-	}
+// plainLeaf is a scalar as expressions compare it.
+func plainLeaf(v any) any {
 	switch x := v.(type) {
 	case int8:
 		return int(x)
@@ -156,20 +154,6 @@ func plainValue(v any, depth int) any {
 		return f
 	case []byte:
 		return string(x)
-	case amqp.Table:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = plainValue(e, depth+1)
-		}
-		return m
-	case map[string]any:
-		return plainValue(amqp.Table(x), depth)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plainValue(e, depth+1)
-		}
-		return out
 	}
 	return v
 }

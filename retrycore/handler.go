@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
 )
 
 // Delivery is one message as a handler sees it.
@@ -49,39 +51,21 @@ func PlainHeaders(h amqp.Table) json.RawMessage {
 	if len(h) == 0 {
 		return json.RawMessage("{}")
 	}
-	b, err := json.Marshal(plainValue(h, 0))
+	b, err := json.Marshal(broker.Plain(h, plainLeaf))
 	if err != nil {
 		return json.RawMessage("{}")
 	}
 	return b
 }
 
-func plainValue(v any, depth int) any {
-	if depth > 64 {
-		return nil
-	}
+// plainLeaf is a scalar in PlainHeaders' JSON form.
+func plainLeaf(v any) any {
 	switch x := v.(type) {
-	case amqp.Table:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plainValue(e, depth+1)
-		}
-		return out
-	case map[string]any:
-		return plainValue(amqp.Table(x), depth)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plainValue(e, depth+1)
-		}
-		return out
 	case []byte:
 		if utf8.Valid(x) {
 			return string(x)
 		}
 		return base64.StdEncoding.EncodeToString(x)
-	case string:
-		return x
 	case time.Time:
 		return x.UTC().Format(time.RFC3339)
 	case amqp.Decimal:
@@ -92,7 +76,7 @@ func plainValue(v any, depth int) any {
 		}
 		return strconv.FormatFloat(toFloat(x), 'g', -1, 64)
 	}
-	return v // bool, integers, nil
+	return v // strings, bool, integers, nil
 }
 
 func decimalText(d amqp.Decimal) string {

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
 )
 
 // The header contract (DESIGN §4). retrycore writes the first group when it
@@ -106,23 +108,10 @@ func StripControl(s string) string {
 // asInt reads any integer type amqp091-go decodes (and decimal strings,
 // which some bridges write), reporting false for anything else.
 func asInt(v any) (int64, bool) {
+	if i, ok := broker.IntValue(v); ok {
+		return i, true
+	}
 	switch n := v.(type) {
-	case int8:
-		return int64(n), true
-	case uint8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
 	case uint64:
 		if n > 1<<62 {
 			return 0, false
