@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -77,7 +76,7 @@ func LoadConfig(path string) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("config %s: %s", path, configProblem(err))
+		return c, fmt.Errorf("config %s: %s", path, retrycore.YAMLProblem(err, configYAMLProblems))
 	}
 	for name, pl := range c.ParkingLots {
 		if pl.To != "" {
@@ -91,44 +90,16 @@ func LoadConfig(path string) (Config, error) {
 
 // configYAMLProblems reword yaml.v3's messages in the file's terms rather
 // than Go's ("field colour not found in type replay.Context").
-var configYAMLProblems = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`field (\S+) not found in type replay\.Config`), `unknown key "$1" (known: current_context, contexts, parking_lots)`},
-	{regexp.MustCompile(`field (\S+) not found in type replay\.Context`), `unknown key "$1" in a context (known: url, management_url, vhost, tls)`},
-	{regexp.MustCompile(`field (\S+) not found in type struct.*`), `unknown key "$1" in tls (known: ca, cert, key)`},
-	{regexp.MustCompile(`field (\S+) not found in type replay\.ParkingLot`), `unknown key "$1" in a parking lot (known: to, rate)`},
-	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into float64"), `"$1" is not a number`},
-	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into string"), `"$1" is not text`},
-	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into replay\\.Config"), `a $1 where the keys current_context, contexts and parking_lots belong`},
-	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into (map\\[string\\]replay\\.\\w+|replay\\.\\w+|struct.*)"), `a $1 where a section {…} belongs`},
-	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into \\S+"), `a $1 where a single value belongs`},
-}
-
-// configProblem turns a yaml.v3 decoding error into one line.
-func configProblem(err error) string {
-	var lines []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		lines = te.Errors
-	} else {
-		lines = strings.Split(strings.TrimPrefix(err.Error(), "yaml: "), "\n")
-	}
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		for _, r := range configYAMLProblems {
-			if r.re.MatchString(l) {
-				l = r.re.ReplaceAllString(l, r.with)
-				break
-			}
-		}
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "; ")
+var configYAMLProblems = []retrycore.YAMLRule{
+	retrycore.Reword(`field (\S+) not found in type replay\.Config`, `unknown key "$1" (known: current_context, contexts, parking_lots)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.Context`, `unknown key "$1" in a context (known: url, management_url, vhost, tls)`),
+	retrycore.Reword(`field (\S+) not found in type struct.*`, `unknown key "$1" in tls (known: ca, cert, key)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.ParkingLot`, `unknown key "$1" in a parking lot (known: to, rate)`),
+	retrycore.Reword("cannot unmarshal !!\\w+ `([^`]*)` into float64", `"$1" is not a number`),
+	retrycore.Reword("cannot unmarshal !!\\w+ `([^`]*)` into string", `"$1" is not text`),
+	retrycore.Reword("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into replay\\.Config", `a $1 where the keys current_context, contexts and parking_lots belong`),
+	retrycore.Reword("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into (map\\[string\\]replay\\.\\w+|replay\\.\\w+|struct.*)", `a $1 where a section {…} belongs`),
+	retrycore.Reword("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into \\S+", `a $1 where a single value belongs`),
 }
 
 // DefaultDestination returns the configured default destination of a

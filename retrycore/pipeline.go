@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -150,7 +149,7 @@ func ParsePipeline(r io.Reader) (Pipeline, error) {
 		if errors.Is(err, io.EOF) {
 			return Pipeline{}, fmt.Errorf("%w: the file is empty", ErrInvalidPipeline)
 		}
-		return Pipeline{}, fmt.Errorf("%w: %s", ErrInvalidPipeline, yamlProblem(err))
+		return Pipeline{}, fmt.Errorf("%w: %s", ErrInvalidPipeline, YAMLProblem(err, yamlKeyProblems))
 	}
 	// Only a missing max_retries means the default: a written -1 or 0 is
 	// an error Validate reports, not a quiet 3.
@@ -166,44 +165,19 @@ func ParsePipeline(r io.Reader) (Pipeline, error) {
 
 // yamlKeyProblems rewrites yaml.v3's messages about the file's keys and
 // values in the file's terms rather than Go's.
-var yamlKeyProblems = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`field (\S+) not found in type retrycore\.Pipeline`), `unknown key "$1"`},
-	{regexp.MustCompile(`field (\S+) not found in type retrycore\.MainPath`), `unknown key "main.$1"`},
-	{regexp.MustCompile(`field (\S+) not found in type retrycore\.RetryPath`), `unknown key "retry.$1"`},
-	{regexp.MustCompile(`field (\S+) not found in type retrycore\.ErrorPath`), `unknown key "error.$1"`},
-	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into int"), `"$1" is not a whole number`},
-	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into string"), `"$1" is not text`},
-	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into retrycore\\.\\w+Path"), `"$1" where a section {…} belongs`},
-	{regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into \\[\\]retrycore\\.Delay"), `"$1" where a list such as [15s] belongs`},
-	{regexp.MustCompile(`cannot unmarshal !!(\w+) into (string|int)`), `a $1 where a single value belongs`},
-	{regexp.MustCompile(`cannot unmarshal !!(\w+) into retrycore\.\w+Path`), `a $1 where a section {…} belongs`},
-	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into retrycore\\.Pipeline"), `not a pipeline: a $1 where the keys name, main, retry, error … belong`},
-	{regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into \\S+"), `a $1 where another kind of value belongs`},
-}
-
-// yamlProblem turns a yaml.v3 decoding error into one line.
-func yamlProblem(err error) string {
-	var lines []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		lines = te.Errors
-	} else {
-		lines = strings.Split(strings.TrimPrefix(err.Error(), "yaml: "), "\n")
-	}
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		for _, r := range yamlKeyProblems {
-			l = r.re.ReplaceAllString(l, r.with)
-		}
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "; ")
+var yamlKeyProblems = []YAMLRule{
+	Reword(`field (\S+) not found in type retrycore\.Pipeline`, `unknown key "$1"`),
+	Reword(`field (\S+) not found in type retrycore\.MainPath`, `unknown key "main.$1"`),
+	Reword(`field (\S+) not found in type retrycore\.RetryPath`, `unknown key "retry.$1"`),
+	Reword(`field (\S+) not found in type retrycore\.ErrorPath`, `unknown key "error.$1"`),
+	Reword("cannot unmarshal !!\\w+ `([^`]*)` into int", `"$1" is not a whole number`),
+	Reword("cannot unmarshal !!\\w+ `([^`]*)` into string", `"$1" is not text`),
+	Reword("cannot unmarshal !!\\w+ `([^`]*)` into retrycore\\.\\w+Path", `"$1" where a section {…} belongs`),
+	Reword("cannot unmarshal !!\\w+ `([^`]*)` into \\[\\]retrycore\\.Delay", `"$1" where a list such as [15s] belongs`),
+	Reword(`cannot unmarshal !!(\w+) into (string|int)`, `a $1 where a single value belongs`),
+	Reword(`cannot unmarshal !!(\w+) into retrycore\.\w+Path`, `a $1 where a section {…} belongs`),
+	Reword("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into retrycore\\.Pipeline", `not a pipeline: a $1 where the keys name, main, retry, error … belong`),
+	Reword("cannot unmarshal !!(\\w+)(?: `[^`]*`)? into \\S+", `a $1 where another kind of value belongs`),
 }
 
 // SetDefaults fills what a pipeline may leave out.
