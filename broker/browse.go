@@ -274,14 +274,7 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 				return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
 			}
 			if ready == 0 {
-				select {
-				case d, ok := <-p.deliveries:
-					if ok {
-						return p.hold(d), nil
-					}
-				default:
-				}
-				return nil, io.EOF
+				return p.lastDelivery(ctx)
 			}
 			if time.Since(waiting) > stallAfter {
 				return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v: is it a stream (parkinglot browses classic and quorum queues; the management API would tell) or a single-active-consumer queue held by another consumer? Nothing was taken",
@@ -289,6 +282,38 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 			}
 			timer.Reset(p.idle)
 		}
+	}
+}
+
+// handoffGrace bounds the wait for a delivery amqp091-go has read but not
+// yet handed over (one goroutine hop).
+const handoffGrace = 100 * time.Millisecond
+
+// lastDelivery ends a pass whose queue has nothing ready any more. A
+// delivery the broker already sent counts as unacked, not ready, yet may
+// still be on its way: a 16 MiB body takes a while to read. The broker's
+// channel sends its deliveries and method replies in order, and anything
+// it delivered before answering the ready count precedes its answer to a
+// second question asked after that answer; so once that round trip is
+// back, such a delivery has been read and is handed over at once.
+func (p *Pass) lastDelivery(ctx context.Context) (*Held, error) {
+	if _, err := p.ch.QueueDeclarePassive(p.facts.Name, false, false, false, false, nil); err != nil {
+		return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
+	}
+	grace := time.NewTimer(handoffGrace)
+	defer grace.Stop()
+	select {
+	case d, ok := <-p.deliveries:
+		if !ok {
+			return nil, p.lost()
+		}
+		return p.hold(d), nil
+	case <-p.closed:
+		return nil, p.lost()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-grace.C:
+		return nil, io.EOF
 	}
 }
 

@@ -337,3 +337,35 @@ func TestAckAllCoalescesThePrefix(t *testing.T) {
 		t.Fatalf("left %d messages, want only %s", len(left), all[8].ID())
 	}
 }
+
+func TestBrowseWaitsForADeliveryStillBeingRead(t *testing.T) {
+	// The pass asks for the ready count long before a 16 MiB body is read:
+	// the broker then counts the message unacked, not ready. The pass must
+	// still see it rather than end with 0 messages.
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	big := make([]byte, 16<<20)
+	brokertest.PublishMany(t, ch, "", q, []amqp.Publishing{{MessageId: "big", DeliveryMode: amqp.Persistent, Body: big}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		broker.SetPassIdle(p, time.Microsecond)
+		h, err := p.Next(ctx)
+		if err != nil {
+			t.Fatalf("pass %d: next: %v (the message is on its way, not gone)", i, err)
+		}
+		if h.ID() != "big" || len(h.Body) != len(big) {
+			t.Fatalf("pass %d: got %q with %d bytes", i, h.ID(), len(h.Body))
+		}
+		if _, err := p.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitDepth(t, ch, q, 1)
+	}
+}
