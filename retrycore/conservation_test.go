@@ -46,14 +46,14 @@ type conservationSpec struct {
 	timeout               time.Duration // the whole run
 }
 
-// TestConservationDaemonKill9 is the normal-suite variant: 1,000 messages on
+// TestConservationDaemonKill9 is the normal-suite variant: 2,000 messages on
 // a classic pipeline, two kill -9s and one forced close, no broker restart.
 // The chaos variant (10,000 messages, quorum, a broker restart) is
 // TestChaosDaemonConservation in chaos_daemon_test.go.
 func TestConservationDaemonKill9(t *testing.T) {
 	runConservation(t, conservationSpec{
 		queueType:    QueueClassic,
-		messages:     1000,
+		messages:     2000,
 		kills:        2,
 		forcedCloses: 1,
 		// Slow enough that work is left when the management API has listed
@@ -112,10 +112,23 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	progress := &ledgerProgress{path: ledger}
 
 	// A fault lands after a random amount of work (a random number of newly
-	// done messages), or after a random time when work runs short.
+	// done messages), or after a random time when work runs short. The
+	// amount is capped so that each fault still leaves work for the next.
+	faultsLeft := spec.kills + spec.forcedCloses + spec.brokerRestarts + spec.alarms
+	toDo := 0 // messages the handler will finish
+	for _, pl := range plan {
+		if pl.parkKind() == "" {
+			toDo++
+		}
+	}
 	randomPoint := func() {
 		t.Helper()
-		progress.waitGrowth(t, 20+rng.IntN(300), time.Duration(300+rng.IntN(2000))*time.Millisecond)
+		n := 20 + rng.IntN(300)
+		if limit := (toDo - progress.lines(t)) / (faultsLeft + 1); n > limit {
+			n = max(1, limit)
+		}
+		faultsLeft--
+		progress.waitGrowth(t, n, time.Duration(300+rng.IntN(2000))*time.Millisecond)
 	}
 	kills, forced, restarts := 0, 0, 0
 	// outstanding is how many ids were neither done nor parked just before
