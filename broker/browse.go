@@ -256,32 +256,40 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 	defer timer.Stop()
 	waiting := time.Now()
 	for {
-		select {
-		case d, ok := <-p.deliveries:
-			if !ok {
-				return nil, p.lost()
-			}
-			return p.hold(d), nil
-		case <-p.closed:
-			return nil, p.lost()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timer.C:
-			// Someone else may have taken messages since the pass began:
-			// when nothing is ready any more, the pass is complete.
-			ready, err := readyCount(ctx, p.ch, p.facts)
-			if err != nil {
-				return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
-			}
-			if ready == 0 {
-				return p.lastDelivery(ctx)
-			}
-			if time.Since(waiting) > stallAfter {
-				return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v: is it a stream (parkinglot browses classic and quorum queues; the management API would tell) or a single-active-consumer queue held by another consumer? Nothing was taken",
-					p.facts.Name, ErrStalled, ready, stallAfter)
-			}
-			timer.Reset(p.idle)
+		if h, timedOut, err := p.receive(ctx, timer.C); !timedOut {
+			return h, err
 		}
+		// Someone else may have taken messages since the pass began: when
+		// nothing is ready any more, the pass is complete.
+		ready, err := readyCount(ctx, p.ch, p.facts)
+		if err != nil {
+			return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
+		}
+		if ready == 0 {
+			return p.lastDelivery(ctx)
+		}
+		if time.Since(waiting) > stallAfter {
+			return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v: is it a stream (parkinglot browses classic and quorum queues; the management API would tell) or a single-active-consumer queue held by another consumer? Nothing was taken",
+				p.facts.Name, ErrStalled, ready, stallAfter)
+		}
+		timer.Reset(p.idle)
+	}
+}
+
+// receive waits for the next delivery until timeout fires (timedOut).
+func (p *Pass) receive(ctx context.Context, timeout <-chan time.Time) (h *Held, timedOut bool, err error) {
+	select {
+	case d, ok := <-p.deliveries:
+		if !ok {
+			return nil, false, p.lost()
+		}
+		return p.hold(d), false, nil
+	case <-p.closed:
+		return nil, false, p.lost()
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case <-timeout:
+		return nil, true, nil
 	}
 }
 
@@ -302,19 +310,11 @@ func (p *Pass) lastDelivery(ctx context.Context) (*Held, error) {
 	}
 	grace := time.NewTimer(handoffGrace)
 	defer grace.Stop()
-	select {
-	case d, ok := <-p.deliveries:
-		if !ok {
-			return nil, p.lost()
-		}
-		return p.hold(d), nil
-	case <-p.closed:
-		return nil, p.lost()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-grace.C:
+	h, timedOut, err := p.receive(ctx, grace.C)
+	if timedOut {
 		return nil, io.EOF
 	}
+	return h, err
 }
 
 // pushWindow is how many deliveries a classic queue's pass lets the broker
