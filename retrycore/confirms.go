@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // awaiting is a delivery whose retry or park copy was sent: its fate waits
 // for the copy's confirm.
 type awaiting struct {
-	d    amqp.Delivery
+	tag  uint64 // the original's delivery tag (not the delivery: no body held)
 	res  Result // Outcome, Tier or Kind already set for the success case
 	copy *sentCopy
 	err  error     // the send failed: nothing to wait for
@@ -67,7 +65,7 @@ func (t *confirmTracker) settle(a awaiting) {
 		return
 	}
 	t.failures = 0
-	s.acker.ack(a.d.DeliveryTag)
+	s.acker.ack(a.tag)
 	switch a.res.Outcome {
 	case OutcomeLabelRetried:
 		s.log.Debug("retrying", "id", a.res.MessageID, "attempt", a.res.Attempt, "tier", a.res.Tier, "err", a.handled)
@@ -84,10 +82,7 @@ func (t *confirmTracker) settle(a awaiting) {
 // sent while a backoff ran are given back without another.
 func (t *confirmTracker) giveBack(a awaiting, cause error) {
 	s := t.s
-	err := cause
-	if a.what != "" {
-		err = fmt.Errorf("%s: %w", a.what, cause)
-	}
+	err := fmt.Errorf("%s: %w", a.what, cause)
 	if !a.sent.Before(t.backoffEnd) {
 		wait := s.o.RequeueBackoff.Delay(t.failures)
 		t.failures++
@@ -104,7 +99,7 @@ func (t *confirmTracker) giveBack(a awaiting, cause error) {
 	} else {
 		s.log.Warn("publish failed; giving the message back", "err", err)
 	}
-	s.acker.requeue(a.d.DeliveryTag)
+	s.acker.requeue(a.tag)
 	s.o.Metrics.outcome(OutcomeLabelPublishFailed)
 	res := a.res
 	res.Outcome, res.Tier, res.Kind, res.Err = OutcomeLabelPublishFailed, "", "", err

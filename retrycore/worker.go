@@ -97,7 +97,7 @@ func (w *worker) process(d amqp.Delivery) {
 // which acks it only once the copy is confirmed.
 func (w *worker) send(d amqp.Delivery, res Result, handled, what, exchange, key string, msg amqp.Publishing) {
 	w.tracker.holdWhilePaused()
-	a := awaiting{d: d, res: res, sent: time.Now(), what: what, handled: handled}
+	a := awaiting{tag: d.DeliveryTag, res: res, sent: time.Now(), what: what, handled: handled}
 	a.copy, a.err = w.pub.send(context.Background(), exchange, key, msg)
 	w.tracker.pending <- a
 }
