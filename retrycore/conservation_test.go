@@ -76,6 +76,11 @@ func runConservation(t *testing.T, spec conservationSpec) {
 
 	p := testPipeline(t, spec.queueType, 200*time.Millisecond, 500*time.Millisecond)
 	p.MaxRetries, p.Prefetch, p.Concurrency = 3, spec.prefetch, spec.concurrency
+	if spec.alarms > 0 {
+		// The handlers are held while the alarm is raised (see below): the
+		// hold must not run into the handler timeout.
+		p.HandlerTimeout = NewDelay(2 * time.Minute)
+	}
 	file := writePipelineFile(t, p)
 	c := newCLI(t)
 	code, stdout, stderr := c.run("topology", "declare", "-f", file)
@@ -106,7 +111,8 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	_ = pubConn.Close() // a broker restart would break it anyway
 	published := time.Since(start)
 
-	daemonArgs := []string{"daemon", "-f", file, "--exec", handler, ledger}
+	hold := filepath.Join(t.TempDir(), "hold")
+	daemonArgs := []string{"daemon", "-f", file, "--exec", handler, ledger, hold}
 	d := startDaemon(t, c, daemonArgs...)
 	d.waitConsuming(t, 0, 60*time.Second)
 	progress := &ledgerProgress{path: ledger}
@@ -183,8 +189,17 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	blockedDone := 0
 	for range spec.alarms {
 		beforeFault()
+		// Hold the handlers while rabbitmqctl raises the alarm (a second or
+		// more): without the hold the daemon could finish everything in
+		// that time, publish nothing while blocked, and never be told.
+		if err := os.WriteFile(hold, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		from := d.log.len()
 		clearAlarm := brokertest.MemoryAlarm(t)
+		if err := os.Remove(hold); err != nil {
+			t.Fatal(err)
+		}
 		d.waitLine(t, "broker blocked this connection (resource alarm)", from, 30*time.Second)
 		before := progress.lines(t)
 		progress.waitGrowth(t, 20, 5*time.Second)

@@ -1,7 +1,7 @@
 // Command ledger is the exec handler of the conservation tests
 // (retrycore/conservation_test.go, retrycore/chaos_daemon_test.go).
 //
-//	ledger LEDGER_FILE
+//	ledger LEDGER_FILE [HOLD_FILE]
 //	ledger --plan < IDS       (prints "<id> <fate> <done-at attempt>" per id)
 //
 // Its outcome is a pure function of PARKINGLOT_MESSAGE_ID and
@@ -11,6 +11,10 @@
 // daemon acks only after the exit, so every ack is preceded by its line
 // (at least once). No fsync: the tests kill processes, not the machine, and
 // a written line is in the page cache before the handler exits.
+//
+// While HOLD_FILE exists the handler waits before it decides anything, so a
+// test can hold the daemon's work in place (a fault then lands on work that
+// is certainly left) without stopping the daemon itself.
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 )
 
 // Fates of a message, chosen by Plan.
@@ -54,9 +59,17 @@ func main() {
 		printPlan()
 		return
 	}
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: ledger LEDGER_FILE")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: ledger LEDGER_FILE [HOLD_FILE]")
 		os.Exit(2)
+	}
+	if len(os.Args) == 3 {
+		for {
+			if _, err := os.Stat(os.Args[2]); os.IsNotExist(err) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // polling the test's hold file
+		}
 	}
 	_, _ = io.Copy(io.Discard, os.Stdin) // the body; a real handler would read it
 	id := os.Getenv("PARKINGLOT_MESSAGE_ID")
