@@ -103,7 +103,7 @@ func TestForcedConnectionCloseDuringReplayLosesNothing(t *testing.T) {
 	if closed.Load() != 2 {
 		t.Fatalf("closed %d connections, want 2 (the test did not inject its faults)", closed.Load())
 	}
-	t.Logf("result: done %d failed %d; notes %v", res.Done, res.Failed, res.Notes)
+	t.Logf("result: done %d failed %d; notes %v; failures %v", res.Done, res.Failed, res.Notes, res.Failures)
 
 	parked := map[string]int{}
 	for _, d := range drainAll(t, ch, q, 0) {

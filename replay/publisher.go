@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"slices"
 	"time"
@@ -154,7 +156,7 @@ func (p *publisher) send(ctx context.Context, j *job) []settled {
 			}
 			continue
 		}
-		if !p.ch.IsClosed() { // refused before sending, e.g. a header type AMQP cannot carry
+		if !channelGone(err, p.ch.IsClosed(), p.conn.IsClosed()) { // refused before sending, e.g. a header type AMQP cannot carry
 			out = append(out, settled{j, fmt.Errorf("publish to %s: %w", j.dest, broker.Explain(err))})
 			continue
 		}
@@ -163,6 +165,21 @@ func (p *publisher) send(ctx context.Context, j *job) []settled {
 		queue = append(append(resend, j), queue...)
 	}
 	return out
+}
+
+// channelGone reports whether a failed publish failed because its channel
+// or connection is going away (re-send it on a new one), not because the
+// message itself was refused. amqp091-go marks a dying connection closed
+// before it closes its channels, so a publish in between fails with
+// ErrClosed, or with the socket's write error, while the channel still
+// looks open.
+func channelGone(err error, chClosed, connClosed bool) bool {
+	if chClosed || connClosed || errors.Is(err, amqp.ErrClosed) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // confirmed handles a confirmation and every other one already buffered:

@@ -5,7 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,5 +95,38 @@ func TestPublisherMissingExchangeClosesChannelAndRecovers(t *testing.T) {
 	}
 	if p.reopens == 0 {
 		t.Errorf("the channel was not reopened: the test did not hit the 404 path")
+	}
+}
+
+// A publish that fails while its connection is going away is re-sent on a
+// new one, not reported as refused: amqp091-go marks the connection closed
+// before its channels, so such a publish fails with ErrClosed or the
+// socket's write error while the channel still looks open. A message the
+// client itself refuses (a header type AMQP cannot carry, an ended
+// context) fails on its own.
+func TestChannelGoneTellsALostChannelFromARefusedMessage(t *testing.T) {
+	writeErr := &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+	tests := []struct {
+		name                 string
+		err                  error
+		chClosed, connClosed bool
+		want                 bool
+	}{
+		{"ErrClosed while the channel still looks open", amqp.ErrClosed, false, false, true},
+		{"socket write error while both look open", writeErr, false, false, true},
+		{"closed TLS connection", fmt.Errorf("tls: %w", net.ErrClosed), false, false, true},
+		{"peer hung up", io.EOF, false, false, true},
+		{"connection already marked closed", errors.New("anything"), false, true, true},
+		{"channel closed", errors.New("anything"), true, false, true},
+		{"header type AMQP cannot carry", amqp.Table{"x": struct{}{}}.Validate(), false, false, false},
+		{"context ended", context.Canceled, false, false, false},
+	}
+	for _, tt := range tests {
+		if tt.err == nil {
+			t.Fatalf("%s: no error to classify", tt.name)
+		}
+		if got := channelGone(tt.err, tt.chClosed, tt.connClosed); got != tt.want {
+			t.Errorf("%s (%v): channelGone = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
 	}
 }
