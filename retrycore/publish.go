@@ -1,6 +1,7 @@
 package retrycore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,10 @@ type sentCopy struct {
 	dc                *amqp.DeferredConfirmation
 	notices           *channelNotices
 	exchange, key, id string
-	deadline          time.Time
+	// body tells apart copies with the same destination and message id
+	// (id-less messages) when one is returned.
+	body     []byte
+	deadline time.Time
 }
 
 // open (re)creates the channel in confirm mode with its notifications.
@@ -113,7 +117,7 @@ func (p *publisher) send(ctx context.Context, exchange, key string, msg amqp.Pub
 		p.discard()
 		return nil, fmt.Errorf("publish: %w", broker.Explain(err))
 	}
-	return &sentCopy{dc: dc, notices: p.notices, exchange: exchange, key: key, id: msg.MessageId, deadline: deadline}, nil
+	return &sentCopy{dc: dc, notices: p.notices, exchange: exchange, key: key, id: msg.MessageId, body: msg.Body, deadline: deadline}, nil
 }
 
 // wait returns nil only when the broker confirmed a routed copy. Called by
@@ -134,7 +138,7 @@ func (c *sentCopy) wait() error {
 	// dispatches both from one goroutine, so a return for this copy is in
 	// the buffer by now.
 	n := c.notices
-	if r := n.claimReturn(c.exchange, c.key, c.id); r != nil {
+	if r := n.claimReturn(c); r != nil {
 		return fmt.Errorf("%w: %s", ErrPublishReturned, r.ReplyText)
 	}
 	if c.dc.Acked() {
@@ -150,8 +154,12 @@ func (c *sentCopy) wait() error {
 }
 
 // claimReturn drains the return buffer and takes out the return that
-// belongs to this copy, if any; the others wait for their own copies.
-func (n *channelNotices) claimReturn(exchange, key, messageID string) *amqp.Return {
+// belongs to this copy, if any; the others wait for their own copies. A
+// return carries no delivery tag, so it is matched on the destination, the
+// message id and the body: only copies alike in all of them (the same
+// message, retried twice at once) can take each other's return. Headers are
+// not compared: they come back decoded, in types other than those sent.
+func (n *channelNotices) claimReturn(c *sentCopy) *amqp.Return {
 drain:
 	for {
 		select {
@@ -165,7 +173,8 @@ drain:
 		}
 	}
 	for i, r := range n.unclaimed {
-		if r.Exchange == exchange && r.RoutingKey == key && r.MessageId == messageID {
+		if r.Exchange == c.exchange && r.RoutingKey == c.key && r.MessageId == c.id &&
+			bytes.Equal(r.Body, c.body) {
 			n.unclaimed = append(n.unclaimed[:i], n.unclaimed[i+1:]...)
 			return &r
 		}
