@@ -76,11 +76,9 @@ func runConservation(t *testing.T, spec conservationSpec) {
 
 	p := testPipeline(t, spec.queueType, 200*time.Millisecond, 500*time.Millisecond)
 	p.MaxRetries, p.Prefetch, p.Concurrency = 3, spec.prefetch, spec.concurrency
-	if spec.alarms > 0 {
-		// The handlers are held while the alarm is raised (see below): the
-		// hold must not run into the handler timeout.
-		p.HandlerTimeout = NewDelay(2 * time.Minute)
-	}
+	// The handlers are held while a fault is being prepared (see below):
+	// the hold must not run into the handler timeout.
+	p.HandlerTimeout = NewDelay(2 * time.Minute)
 	file := writePipelineFile(t, p)
 	c := newCLI(t)
 	code, stdout, stderr := c.run("topology", "declare", "-f", file)
@@ -157,6 +155,9 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	for range spec.forcedCloses {
 		// The management API lists a new connection only after a few
 		// seconds: wait for it first, so the close lands on work in progress.
+		// The handlers are held meanwhile: the daemon could otherwise finish
+		// everything before the close lands.
+		holdHandlers(t, hold, true)
 		listedBy := time.Now().Add(30 * time.Second)
 		for !listed(t, m, prefix) {
 			if time.Now().After(listedBy) {
@@ -164,6 +165,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 			}
 			time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
 		}
+		holdHandlers(t, hold, false)
 		beforeFault()
 		from := d.log.len()
 		for brokertest.CloseConnections(t, m, prefix) == 0 {
@@ -192,14 +194,10 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		// Hold the handlers while rabbitmqctl raises the alarm (a second or
 		// more): without the hold the daemon could finish everything in
 		// that time, publish nothing while blocked, and never be told.
-		if err := os.WriteFile(hold, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		holdHandlers(t, hold, true)
 		from := d.log.len()
 		clearAlarm := brokertest.MemoryAlarm(t)
-		if err := os.Remove(hold); err != nil {
-			t.Fatal(err)
-		}
+		holdHandlers(t, hold, false)
 		d.waitLine(t, "broker blocked this connection (resource alarm)", from, 30*time.Second)
 		before := progress.lines(t)
 		progress.waitGrowth(t, 20, 5*time.Second)
@@ -467,6 +465,21 @@ func readLedger(t *testing.T, path string) (map[string]int, map[string][]int) {
 		t.Fatal(err)
 	}
 	return done, attempts
+}
+
+// holdHandlers makes the ledger handlers wait (on) or go on (off): they
+// wait while the hold file exists.
+func holdHandlers(t *testing.T, hold string, on bool) {
+	t.Helper()
+	var err error
+	if on {
+		err = os.WriteFile(hold, nil, 0o600)
+	} else {
+		err = os.Remove(hold)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ledgerProgress watches the ledger grow.
