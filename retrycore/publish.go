@@ -128,12 +128,22 @@ func (c *sentCopy) wait() error {
 	select {
 	case <-c.dc.Done():
 	case <-timer.C:
+		select {
+		case <-c.dc.Done(): // confirmed as the deadline passed: not a timeout
+			return c.settled()
+		default:
+		}
 		// The channel's confirm sequence is now unknown to us: close it.
 		// The worker opens a fresh one, and the copies still awaiting a
 		// confirm on this one resolve as nacked.
 		_ = c.notices.ch.Close()
 		return ErrPublishTimeout
 	}
+	return c.settled()
+}
+
+// settled is the outcome of a copy whose confirm (ack or nack) is in.
+func (c *sentCopy) settled() error {
 	// The broker sends basic.return before basic.ack, and amqp091-go
 	// dispatches both from one goroutine, so a return for this copy is in
 	// the buffer by now.
