@@ -1,10 +1,10 @@
 package retrycore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -45,6 +45,7 @@ type channelNotices struct {
 	closes  chan *amqp.Error
 	// unclaimed holds returns drained while waiting for an earlier copy.
 	unclaimed []amqp.Return
+	seed      maphash.Seed // for the body hashes of the copies sent on ch
 	closeErr  *amqp.Error
 	closed    bool
 }
@@ -54,9 +55,9 @@ type sentCopy struct {
 	dc                *amqp.DeferredConfirmation
 	notices           *channelNotices
 	exchange, key, id string
-	// body tells apart copies with the same destination and message id
-	// (id-less messages) when one is returned.
-	body     []byte
+	// bodyHash tells apart copies with the same destination and message
+	// id (id-less messages) when one is returned, without keeping the body.
+	bodyHash uint64
 	deadline time.Time
 }
 
@@ -80,6 +81,7 @@ func (p *publisher) open() error {
 	// return would make an unroutable copy look delivered.
 	p.notices = &channelNotices{
 		ch:      ch,
+		seed:    maphash.MakeSeed(),
 		returns: ch.NotifyReturn(make(chan amqp.Return, p.window+16)),
 		closes:  ch.NotifyClose(make(chan *amqp.Error, 1)),
 	}
@@ -117,7 +119,7 @@ func (p *publisher) send(ctx context.Context, exchange, key string, msg amqp.Pub
 		p.discard()
 		return nil, fmt.Errorf("publish: %w", broker.Explain(err))
 	}
-	return &sentCopy{dc: dc, notices: p.notices, exchange: exchange, key: key, id: msg.MessageId, body: msg.Body, deadline: deadline}, nil
+	return &sentCopy{dc: dc, notices: p.notices, exchange: exchange, key: key, id: msg.MessageId, bodyHash: maphash.Bytes(p.notices.seed, msg.Body), deadline: deadline}, nil
 }
 
 // wait returns nil only when the broker confirmed a routed copy. Called by
@@ -184,7 +186,7 @@ drain:
 	}
 	for i, r := range n.unclaimed {
 		if r.Exchange == c.exchange && r.RoutingKey == c.key && r.MessageId == c.id &&
-			bytes.Equal(r.Body, c.body) {
+			maphash.Bytes(n.seed, r.Body) == c.bodyHash {
 			n.unclaimed = append(n.unclaimed[:i], n.unclaimed[i+1:]...)
 			return &r
 		}
