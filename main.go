@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintln(stderr, "parkinglot: "+broker.RedactText(oneLine(err.Error())))
 	var ue usageError
 	switch {
-	case errors.As(err, &ue), errors.Is(err, replay.ErrNeedsConfirmation):
+	case errors.As(err, &ue), errors.Is(err, replay.ErrNeedsConfirmation), errors.Is(err, replay.ErrDeclined):
 		return exitUsage
 	case errors.Is(err, replay.ErrNotAllDone):
 		return exitPartial
@@ -565,7 +565,7 @@ func newReplayCmd(a *app) *cobra.Command {
 					fmt.Fprintln(a.stderr, "nothing to replay")
 					return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
 				}
-				if ok, err := a.confirm(); !ok || err != nil {
+				if err := a.confirm(cmd.Context()); err != nil {
 					return err
 				}
 			}
@@ -649,7 +649,7 @@ func newEditCmd(a *app) *cobra.Command {
 					dest = replay.FormatDestination(d.Summary.Origin.Destination)
 				}
 				fmt.Fprintf(a.stdout, "replay the edited %s (%d bytes) → %s\n", d.ID, len(body), dest)
-				if ok, err := a.confirm(); !ok || err != nil {
+				if err := a.confirm(cmd.Context()); err != nil {
 					return err
 				}
 			}
@@ -792,7 +792,7 @@ func newImportCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if ok, err := a.confirm(); !ok || err != nil {
+				if err := a.confirm(cmd.Context()); err != nil {
 					return err
 				}
 			}
@@ -846,17 +846,22 @@ func (a *app) width() int {
 	return 0
 }
 
-// confirm asks "proceed? [y/N]" on a terminal; without one (and without
-// --yes, which callers check first) nothing changes and the exit is 2.
-func (a *app) confirm() (bool, error) {
+// confirm asks "proceed? [y/N]" on a terminal and returns nil only for a
+// "y". Without a terminal (and without --yes, which callers check first),
+// a "no", an empty answer, end of input or Ctrl-C, it returns an error that
+// exits 2 having changed nothing: callers must act only on nil.
+func (a *app) confirm(ctx context.Context) error {
 	if !a.isTerminal {
-		return false, replay.ErrNeedsConfirmation
+		return replay.ErrNeedsConfirmation
 	}
-	ok, err := replay.Confirm(a.stdin, a.stdout, "proceed? [y/N] ")
-	if err == nil && !ok {
-		fmt.Fprintln(a.stdout, "nothing changed")
+	ok, err := replay.Confirm(ctx, a.stdin, a.stdout, "proceed? [y/N] ")
+	if err != nil {
+		return err
 	}
-	return ok, err
+	if !ok {
+		return replay.ErrDeclined
+	}
+	return nil
 }
 
 func (a *app) printPlan(p replay.Plan) error {
@@ -883,11 +888,7 @@ func (a *app) previewRemoval(ctx context.Context, s *replay.Session, verb, queue
 			return err
 		}
 	}
-	_, err = a.confirm()
-	if err != nil {
-		return err
-	}
-	return nil
+	return a.confirm(ctx)
 }
 
 // runAndReport runs a removing or sending command with progress (a

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,18 +56,36 @@ func DestinationFlag(s string) (*retrycore.Destination, error) {
 	return &d, nil
 }
 
-// Confirm asks prompt on out and reads a line from in: only "y" or "yes"
-// proceed.
-func Confirm(in io.Reader, out io.Writer, prompt string) (bool, error) {
+// Confirm asks prompt on out and reads one line from in: only a whole line
+// "y" or "yes" proceeds. A partial line cut by end of input, a read error or
+// ctx ending first (Ctrl-C) is a "no", never a guess.
+func Confirm(ctx context.Context, in io.Reader, out io.Writer, prompt string) (bool, error) {
 	if _, err := fmt.Fprint(out, prompt); err != nil {
 		return false, err
 	}
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+	type answer struct {
+		line string
+		err  error
 	}
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
+	got := make(chan answer, 1)
+	// The read cannot be interrupted; it is left behind on Ctrl-C, when the
+	// process is about to exit anyway.
+	go func() {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		got <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out)
+		return false, nil
+	case a := <-got:
+		if a.err != nil {
+			fmt.Fprintln(out)
+			return false, nil
+		}
+		s := strings.ToLower(strings.TrimSpace(a.line))
+		return s == "y" || s == "yes", nil
+	}
 }
 
 // WriteJSONLines writes each item as one JSON object per line.

@@ -11,6 +11,9 @@ var (
 	// without a terminal and without --yes; it printed the plan and changed
 	// nothing (exit 2).
 	ErrNeedsConfirmation = errors.New("nothing changed: pass --yes to do this without a terminal")
+	// ErrDeclined: the person at the prompt did not answer yes ("n", an
+	// empty line, end of input or Ctrl-C); nothing changed (exit 2).
+	ErrDeclined = errors.New("nothing changed")
 	// ErrUnroutable: the broker returned the copy (no queue bound); the
 	// message stays parked.
 	ErrUnroutable = errors.New("unroutable: no queue is bound for that exchange and routing key")
