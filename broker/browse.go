@@ -78,13 +78,15 @@ type Pass struct {
 	target int
 	idle   time.Duration
 
-	deliveries <-chan amqp.Delivery
-	closed     chan *amqp.Error
+	closed chan *amqp.Error
 
-	// paced: a classic queue's pass keeps a channel-wide prefetch of
-	// limit, raised as the caller takes messages (see pace).
+	// consumers are the pass's segments in order (one unless paced);
+	// drained counts those the caller has read to the end.
+	consumers []*consumer
+	drained   int
+	// paced: a classic queue larger than a window is consumed in segments
+	// (see browse_pace.go).
 	paced bool
-	limit int
 
 	mu      sync.Mutex
 	seen    int
@@ -147,32 +149,17 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	// Prefetch bounds what the broker pushes: holding the whole pass needs
 	// room for every message, and no more (the rest would be given back
 	// too, and counted on quorum queues). amqp091-go caps it at 65535.
-	prefetch, global := p.target, false
+	prefetch := p.target
 	switch {
 	case facts.Type == "classic" && p.target > pushWindow:
-		// A channel-wide limit, which RabbitMQ applies at once when it
-		// changes (quorum queues refuse it): pace raises it as the caller
-		// takes messages.
-		p.paced, p.limit = true, pushWindow
-		prefetch, global = pushWindow, true
+		p.paced, prefetch = true, pushWindow
 	case prefetch > 65535:
 		prefetch = 0 // unlimited
 	}
-	if err := ch.Qos(prefetch, 0, global); err != nil {
+	if _, err := p.consume(ctx, prefetch); err != nil {
 		_ = ch.Close()
-		return nil, fmt.Errorf("browse %s: qos: %w", opts.Queue, Explain(err))
+		return nil, err
 	}
-	d, err := ch.ConsumeWithContext(ctx, opts.Queue, p.tag,
-		false, // autoAck: hold every delivery
-		false, // exclusive
-		false, // noLocal
-		false, // noWait
-		nil)
-	if err != nil {
-		_ = ch.Close()
-		return nil, fmt.Errorf("browse %s: %w", opts.Queue, Explain(err))
-	}
-	p.deliveries = d
 	return p, nil
 }
 
@@ -247,7 +234,7 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 		return nil, io.EOF
 	}
 	if p.paced {
-		if err := p.pace(); err != nil {
+		if err := p.pace(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -277,18 +264,25 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 
 // receive waits for the next delivery until timeout fires (timedOut).
 func (p *Pass) receive(ctx context.Context, timeout <-chan time.Time) (h *Held, timedOut bool, err error) {
-	select {
-	case d, ok := <-p.deliveries:
-		if !ok {
+	for {
+		c := p.current()
+		select {
+		case d, ok := <-c.deliveries:
+			if !ok {
+				if p.segmentDrained() {
+					continue
+				}
+				return nil, false, p.lost()
+			}
+			c.read++
+			return p.hold(d), false, nil
+		case <-p.closed:
 			return nil, false, p.lost()
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-timeout:
+			return nil, true, nil
 		}
-		return p.hold(d), false, nil
-	case <-p.closed:
-		return nil, false, p.lost()
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
-	case <-timeout:
-		return nil, true, nil
 	}
 }
 
@@ -349,8 +343,11 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	p.mu.Unlock()
 
 	rep := p.report
-	if p.deliveries != nil {
-		if err := p.ch.Cancel(p.tag, false); err != nil {
+	for _, c := range p.consumers {
+		if c.cancelled {
+			continue
+		}
+		if err := p.ch.Cancel(c.tag, false); err != nil {
 			return rep, fmt.Errorf("browse %s: the connection was lost; held messages return to the queue: %w", p.facts.Name, Explain(err))
 		}
 	}
@@ -383,4 +380,3 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	p.mu.Unlock()
 	return rep, nil
 }
-

@@ -113,4 +113,3 @@ func (p *Pass) mark(tag uint64) {
 	delete(p.atRisk, tag)
 	p.taken++
 }
-

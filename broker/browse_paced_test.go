@@ -3,9 +3,12 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
@@ -14,7 +17,7 @@ import (
 // TestBrowsePacedClassicPassHoldsEverything: a pass over a classic queue
 // larger than its push window (a channel-wide prefetch it raises as the
 // caller takes messages) still sees every message while holding all of
-// them, and while acking most and holding the rest (a replay with
+// them in the queue's order, and while acking most and holding the rest (a replay with
 // failures), and gives back exactly what it did not ack.
 func TestBrowsePacedClassicPassHoldsEverything(t *testing.T) {
 	const n = 5000 // more than two push windows
@@ -23,9 +26,11 @@ func TestBrowsePacedClassicPassHoldsEverything(t *testing.T) {
 	mgmt := brokertest.Management(t)
 	q := brokertest.Name(t, "q")
 	brokertest.DeclareQueue(t, ch, q, nil)
-	for i := 0; i < n; i += 1000 {
-		publishN(t, ch, q, 1000)
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%05d", i), Body: []byte("x")}
 	}
+	brokertest.PublishMany(t, ch, "", q, msgs)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -49,6 +54,9 @@ func TestBrowsePacedClassicPassHoldsEverything(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("%s: after %d: %v", tc.name, seen, err)
+			}
+			if tc.ackEach == 0 && h.ID() != fmt.Sprintf("m-%05d", seen) {
+				t.Fatalf("%s: message %d is %s: a pass sees the queue in order", tc.name, seen, h.ID())
 			}
 			seen++
 			if tc.ackEach > 0 && seen%tc.ackEach != 0 {
