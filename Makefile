@@ -21,6 +21,17 @@ build:
 broker:
 	@./.ci/ensure-broker
 
+## brokers: RabbitMQ 4.0 (Debian trixie) and 4.3 (Debian sid) beside the
+## system broker, each in a chroot under /var/lib/parkinglot-brokers with its
+## own ports (see .ci/brokers); provisioned on first use, idempotent
+.PHONY: brokers cluster
+brokers:
+	@./.ci/brokers up
+
+## cluster: three RabbitMQ 4.3 nodes (Debian sid chroot) joined into one cluster; idempotent
+cluster:
+	@./.ci/brokers cluster
+
 ## test: unit and integration tests against the real broker, then the fault
 ## tests that restart the broker (build tag "chaos"), one package at a time
 ## because a broker restart would disturb every other test running with it.
