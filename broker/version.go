@@ -48,3 +48,10 @@ func (v Version) String() string {
 	}
 	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 }
+
+// NackCountsTowardDeliveryLimit reports whether a quorum queue on this
+// version counts a basic.nack(requeue) in x-delivery-count and toward its
+// delivery limit: every give-back counts up to 4.2; from 4.3 a nack does
+// not, while a reject and a lost connection still do (RabbitMQ 4.3.0
+// release notes).
+func (v Version) NackCountsTowardDeliveryLimit() bool { return !v.AtLeast(4, 3, 0) }

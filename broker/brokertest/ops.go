@@ -41,12 +41,19 @@ func Figures(t testing.TB, format string, args ...any) {
 }
 
 // Rabbitmqctl runs `rabbitmqctl ARGS…` on the test broker's node, bounded
-// by timeout, and returns its combined output.
+// by timeout, and returns its combined output. $PARKINGLOT_RABBITMQCTL
+// names the command for the node under test (`.ci/brokers env NAME` sets
+// it for the RabbitMQ 4.x nodes, which run in their own root folders);
+// without it, the system's rabbitmqctl and its default node.
 func Rabbitmqctl(t testing.TB, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "rabbitmqctl", args...).CombinedOutput()
+	ctl := os.Getenv("PARKINGLOT_RABBITMQCTL")
+	if ctl == "" {
+		ctl = "rabbitmqctl"
+	}
+	out, err := exec.CommandContext(ctx, ctl, args...).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("rabbitmqctl %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
