@@ -10,7 +10,7 @@ export MANAGEMENT_URL ?= http://guest:guest@127.0.0.1:15672
 # package's output); test and chaos print the file at the end.
 FIGURES := $(CURDIR)/bin/figures.txt
 
-.PHONY: all build broker test vet bench fuzz chaos demo clean completions
+.PHONY: all build broker test test-on vet bench fuzz chaos demo clean completions
 
 all: build
 
@@ -32,16 +32,30 @@ brokers:
 cluster:
 	@./.ci/brokers cluster
 
-## test: unit and integration tests against the real broker, then the fault
-## tests that restart the broker (build tag "chaos"), one package at a time
-## because a broker restart would disturb every other test running with it.
-test: broker build
+## test: against each broker of TEST_BROKERS in turn (the system's 3.10 and
+## the 4.0 and 4.3 of make brokers): the unit and integration tests, then the
+## fault tests that restart that broker (build tag "chaos") one package at a
+## time, because a restart would disturb every other test running with it.
+TEST_BROKERS ?= system 4.0 4.3
+test: broker brokers build
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./...
-	@rm -f $(FIGURES)
-	PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
-	PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 20m -run 'Chaos' ./...
+	@rm -f $(FIGURES) $(TIMES)
+	@set -e; for b in $(TEST_BROKERS); do $(MAKE) --no-print-directory test-on BROKER=$$b; done
 	@echo "figures:"; cat $(FIGURES) 2>/dev/null || echo "(none written)"
+	@echo "times:"; cat $(TIMES)
+
+## test-on BROKER=NAME: the whole suite against one broker (system, 4.0, 4.3;
+## .ci/brokers env NAME says where it listens)
+TIMES := $(CURDIR)/bin/test-times.txt
+test-on: build
+	@echo "== the suite against RabbitMQ $(BROKER) =="
+	@set -e; eval "$$(./.ci/brokers env $(BROKER))"; t0=$$(date +%s); \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...; \
+	  t1=$$(date +%s); \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 20m -run 'Chaos' ./...; \
+	  t2=$$(date +%s); \
+	  echo "RabbitMQ $(BROKER): suite $$((t1 - t0)) s, fault tests $$((t2 - t1)) s" | tee -a $(TIMES)
 
 vet:
 	$(GO) vet ./...
@@ -50,13 +64,16 @@ vet:
 ## baseline measured in the same run and process; one package at a time so
 ## no two benchmarks share the broker. Each prints a figures line
 ## (name  msgs  msg/s  baseline msg/s  ratio=X.XX); they are repeated at the
-## end with the machine, the broker version and the load.
+## end with the machine, the broker version and the load. BENCH_BROKER=4.3
+## (or 4.0, system) picks the broker (.ci/brokers env NAME).
+BENCH_BROKER ?= system
 BENCH_FIGURES := $(CURDIR)/bin/bench-figures.txt
-bench: broker build
+bench: broker brokers build
 	@rm -f $(BENCH_FIGURES)
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
-	PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
-	@echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $(MANAGEMENT_URL)/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	@set -e; eval "$$(./.ci/brokers env $(BENCH_BROKER))"; \
+	  PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...; \
+	  echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_FIGURES) 2>/dev/null || echo "(none written)"
 
 ## fuzz: each fuzz target for a bounded time
@@ -67,9 +84,12 @@ fuzz:
 	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzGroupKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 ## chaos: only the fault-injection runs (kill -9, forced closes, broker restart)
-chaos: broker build
+## (BROKER=4.0 or 4.3 for another broker)
+BROKER ?= system
+chaos: broker brokers build
 	@rm -f $(FIGURES)
-	PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 30m -run 'Chaos' ./...
+	@set -e; eval "$$(./.ci/brokers env $(BROKER))"; \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 30m -run 'Chaos' ./...
 	@echo "figures:"; cat $(FIGURES) 2>/dev/null || echo "(none written)"
 
 ## demo: local broker, a demo pipeline filled through the daemon, the TUI on its parking lot

@@ -192,6 +192,7 @@ func TestTLS(t *testing.T) {
 // broker (running as user rabbitmq) can read.
 type testPKI struct {
 	dir                   string
+	brokerDir             string // dir as the broker's node sees it
 	caCert, otherCA       string
 	serverCert, serverKey string
 	clientCert, clientKey string
@@ -199,16 +200,10 @@ type testPKI struct {
 
 func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
-	// t.TempDir is 0700 and root's: the broker could not read it.
-	dir, err := os.MkdirTemp("", "parkinglot-tls-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := testPKI{dir: dir}
+	// The server's files must be readable by the broker's node (t.TempDir
+	// is 0700 and root's, and a make-brokers node has its own root).
+	dir, seenByBroker := brokertest.BrokerTempDir(t)
+	p := testPKI{dir: dir, brokerDir: seenByBroker}
 	write := func(name string, blockType string, der []byte) string {
 		path := filepath.Join(dir, name)
 		// 0644: the server key must be readable by the broker's user; these
@@ -288,12 +283,17 @@ func newTestPKI(t *testing.T) testPKI {
 // running broker and stops it when the test ends. RabbitMQ 3.10.8 exports
 // rabbit_networking:start_ssl_listener/3 and stop_tcp_listener/1 (which
 // stops any listener by address), so no restart is needed.
+// forBroker is a file of the PKI's as the broker's node sees it.
+func (p testPKI) forBroker(path string) string {
+	return filepath.Join(p.brokerDir, filepath.Base(path))
+}
+
 func startTLSListener(t *testing.T, pki testPKI) int {
 	t.Helper()
 	port := brokertest.FreePort(t)
 	listener := fmt.Sprintf(`{"127.0.0.1", %d}`, port)
 	expr := fmt.Sprintf(`{ok, _} = application:ensure_all_started(ssl), rabbit_networking:start_ssl_listener(%s, [{certfile, %q}, {keyfile, %q}, {cacertfile, %q}, {verify, verify_peer}, {fail_if_no_peer_cert, true}], 1).`,
-		listener, pki.serverCert, pki.serverKey, pki.caCert)
+		listener, pki.forBroker(pki.serverCert), pki.forBroker(pki.serverKey), pki.forBroker(pki.caCert))
 	out, err := brokertest.Rabbitmqctl(t, 60*time.Second, "eval", expr)
 	if err != nil || strings.TrimSpace(out) != "ok" {
 		t.Fatalf("add a TLS listener on port %d: %v %s", port, err, out)

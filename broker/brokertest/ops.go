@@ -34,7 +34,11 @@ func Figures(t testing.TB, format string, args ...any) {
 			return
 		}
 		defer f.Close()
-		if _, err := fmt.Fprintf(f, "%s: %s\n", t.Name(), line); err != nil {
+		broker := os.Getenv("PARKINGLOT_BROKER") // make test's name for the broker under test
+		if broker == "" {
+			broker = "system"
+		}
+		if _, err := fmt.Fprintf(f, "[%s] %s: %s\n", broker, t.Name(), line); err != nil {
 			t.Errorf("figures file: %v", err)
 		}
 	}
@@ -58,6 +62,26 @@ func Rabbitmqctl(t testing.TB, timeout time.Duration, args ...string) (string, e
 		return string(out), fmt.Errorf("rabbitmqctl %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
 	return string(out), nil
+}
+
+// BrokerTempDir is a folder, removed when the test ends, whose files the
+// broker's node can read, and the same folder's path as the node sees it.
+// A node of make brokers runs in its own root folder
+// ($PARKINGLOT_BROKER_ROOT, set by `.ci/brokers env NAME`): the folder is
+// made under that root's /tmp.
+func BrokerTempDir(t testing.TB) (host, seenByBroker string) {
+	t.Helper()
+	root := os.Getenv("PARKINGLOT_BROKER_ROOT")
+	host, err := os.MkdirTemp(filepath.Join(root, os.TempDir()), "parkinglot-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(host) })
+	// MkdirTemp makes it 0700 and root's: the broker runs as its own user.
+	if err := os.Chmod(host, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return host, strings.TrimPrefix(host, root)
 }
 
 // WaitBrokerUp polls until the broker accepts an AMQP connection and the
