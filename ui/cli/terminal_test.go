@@ -226,7 +226,9 @@ var promptCases = []promptCase{
 		progress: "imported 3/3",
 		args: func(t *testing.T, park, dest, dir string) []string {
 			file := filepath.Join(dir, "export.jsonl")
-			out, err := exec.Command(brokertest.Binary(t), "export", park, "--file", file).CombinedOutput()
+			export := exec.Command(brokertest.Binary(t), "export", park, "--file", file)
+			export.Env = append(os.Environ(), "PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL())
+			out, err := export.CombinedOutput()
 			if err != nil {
 				t.Fatalf("export for import: %v\n%s", err, out)
 			}
