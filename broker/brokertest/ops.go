@@ -162,6 +162,23 @@ func FreePort(t testing.TB) int {
 // managementRequest sends one request to the test broker's management API
 // with the URL's credentials.
 func managementRequest(method, path string, body any) error {
+	return managementDo(method, path, body, nil)
+}
+
+// StatusError is a management API answer other than 2xx.
+type StatusError struct {
+	Method, Path string
+	Code         int
+	Status       string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("management API %s %s: %s", e.Method, e.Path, e.Status)
+}
+
+// managementDo sends a request to the test broker's management API and
+// decodes a JSON answer into out (when not nil).
+func managementDo(method, path string, body, out any) error {
 	u, err := url.Parse(ManagementURL())
 	if err != nil {
 		return err
@@ -197,9 +214,34 @@ func managementRequest(method, path string, body any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
-		return fmt.Errorf("management API %s %s: %s", method, path, resp.Status)
+		return &StatusError{Method: method, Path: path, Code: resp.StatusCode, Status: resp.Status}
+	}
+	if out != nil {
+		return json.NewDecoder(resp.Body).Decode(out)
 	}
 	return nil
+}
+
+// PutPolicy sets a policy on the test broker's default vhost (removed when
+// the test ends) and returns the management API's error, if any, for the
+// test to judge.
+func PutPolicy(t testing.TB, name, pattern string, definition map[string]any) error {
+	t.Helper()
+	path := "/policies/%2F/" + url.PathEscape(name)
+	err := managementRequest(http.MethodPut, path, map[string]any{"pattern": pattern, "definition": definition, "apply-to": "queues"})
+	if err == nil {
+		t.Cleanup(func() { _ = managementRequest(http.MethodDelete, path, nil) })
+	}
+	return err
+}
+
+// RawQueue is the management API's answer for one queue of the default
+// vhost, undecoded, for tests of what each version says.
+func RawQueue(ctx context.Context, t testing.TB, queue string) (map[string]any, error) {
+	t.Helper()
+	var out map[string]any
+	err := managementDo(http.MethodGet, "/queues/%2F/"+url.PathEscape(queue), nil, &out)
+	return out, err
 }
 
 // CreateUser creates a broker user with the given password and tags (e.g.
