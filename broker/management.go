@@ -141,26 +141,47 @@ func (m *Management) Overview(ctx context.Context) (Overview, error) {
 
 // QueueInfo is a queue as the management API reports it.
 type QueueInfo struct {
-	Name                   string         `json:"name"`
-	Vhost                  string         `json:"vhost"`
-	Type                   string         `json:"type"` // classic | quorum | stream
-	Durable                bool           `json:"durable"`
-	AutoDelete             bool           `json:"auto_delete"`
-	Exclusive              bool           `json:"exclusive"`
-	Arguments              amqp.Table     `json:"arguments"`
-	Policy                 string         `json:"policy"`
-	OperatorPolicy         string         `json:"operator_policy"`
-	EffectivePolicy        map[string]any `json:"effective_policy_definition"`
-	Messages               int64          `json:"messages"`
-	MessagesReady          int64          `json:"messages_ready"`
-	MessagesUnacknowledged int64          `json:"messages_unacknowledged"`
-	Consumers              int64          `json:"consumers"`
-	State                  string         `json:"state"`
+	Name                   string           `json:"name"`
+	Vhost                  string           `json:"vhost"`
+	Type                   string           `json:"type"` // classic | quorum | stream
+	Durable                bool             `json:"durable"`
+	AutoDelete             bool             `json:"auto_delete"`
+	Exclusive              bool             `json:"exclusive"`
+	Arguments              amqp.Table       `json:"arguments"`
+	Policy                 string           `json:"policy"`
+	OperatorPolicy         string           `json:"operator_policy"`
+	EffectivePolicy        PolicyDefinition `json:"effective_policy_definition"`
+	Messages               int64            `json:"messages"`
+	MessagesReady          int64            `json:"messages_ready"`
+	MessagesUnacknowledged int64            `json:"messages_unacknowledged"`
+	Consumers              int64            `json:"consumers"`
+	State                  string           `json:"state"`
 	MessageStats           struct {
 		PublishDetails struct {
 			Rate float64 `json:"rate"`
 		} `json:"publish_details"`
 	} `json:"message_stats"`
+}
+
+// PolicyDefinition is a policy's definition. The management API writes a
+// queue without one as {}, [] or "" depending on the version; all three
+// read as empty.
+type PolicyDefinition map[string]any
+
+// UnmarshalJSON reads an object, and takes an empty array, an empty string
+// or null for no definition.
+func (d *PolicyDefinition) UnmarshalJSON(b []byte) error {
+	switch strings.TrimSpace(string(b)) {
+	case "[]", `""`, "null":
+		*d = nil
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("effective_policy_definition: %w", err)
+	}
+	*d = m
+	return nil
 }
 
 // PublishRate is messages per second published to the queue, when known.

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -39,5 +40,31 @@ func TestEffectiveDeliveryLimit(t *testing.T) {
 				t.Fatalf("got %+v, want unlimited=%v limit=%d", got, c.unlimited, c.limit)
 			}
 		})
+	}
+}
+
+// TestQueueInfoReadsEveryPolicyShape: the management API writes a queue
+// without a policy as {}, [] or "" depending on the version; a queue info
+// must decode whatever it is.
+func TestQueueInfoReadsEveryPolicyShape(t *testing.T) {
+	for _, tc := range []struct {
+		json  string
+		limit any
+	}{
+		{`{}`, nil}, {`[]`, nil}, {`""`, nil}, {`null`, nil},
+		{`{"delivery-limit": 5}`, float64(5)},
+	} {
+		var q broker.QueueInfo
+		if err := json.Unmarshal([]byte(`{"name":"q","type":"quorum","effective_policy_definition":`+tc.json+`}`), &q); err != nil {
+			t.Errorf("%s: %v", tc.json, err)
+			continue
+		}
+		if got := q.EffectivePolicy["delivery-limit"]; got != tc.limit {
+			t.Errorf("%s: delivery-limit %v, want %v", tc.json, got, tc.limit)
+		}
+	}
+	var q broker.QueueInfo
+	if err := json.Unmarshal([]byte(`{"effective_policy_definition":42}`), &q); err == nil {
+		t.Error("a number decoded as a policy definition")
 	}
 }
