@@ -11,14 +11,40 @@ import (
 // them on redelivery), so the content id leaves them out.
 var volatileHeaders = map[string]bool{"x-delivery-count": true}
 
-// ID is the message's message_id, or a stable content id for a message
-// without one: "sha256:" and the first 12 hex digits of a hash over the
-// body and the headers.
+// ID is the message's message_id; else, for a Celery task (task protocol
+// 2: a "task" header), its task id, the "id" header or else the
+// correlation_id (README, "The CLI"); else a stable content id:
+// "sha256:" and the first 12 hex digits of a hash over the body and the
+// headers.
 func (m Message) ID() string {
 	if m.Properties.MessageID != "" {
 		return m.Properties.MessageID
 	}
+	if id := celeryTaskID(m); id != "" {
+		return id
+	}
 	return ContentID(m.Body, m.Headers)
+}
+
+// celeryTaskID is the task id of a Celery task message, or "".
+func celeryTaskID(m Message) string {
+	if task, ok := headerText(m.Headers["task"]); !ok || task == "" {
+		return ""
+	}
+	if id, ok := headerText(m.Headers["id"]); ok && id != "" {
+		return id
+	}
+	return m.Properties.CorrelationID
+}
+
+func headerText(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case []byte:
+		return string(s), true
+	}
+	return "", false
 }
 
 // ContentID hashes the body and the typed form of the headers (keys sorted),

@@ -87,3 +87,35 @@ func TestContentIDMapOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestIDCeleryTask: a Celery task (a "task" header) without a message_id
+// is known by its task id: the "id" header, else the correlation_id.
+func TestIDCeleryTask(t *testing.T) {
+	body := []byte(`[[1], {}, {}]`)
+	m := Message{Headers: amqp.Table{"task": "orders.charge", "id": "t-1", "retries": int32(3)},
+		Properties: Properties{CorrelationID: "t-corr"}, Body: body}
+	if got := m.ID(); got != "t-1" {
+		t.Errorf("ID() = %q, want the id header", got)
+	}
+	m.Headers["id"] = []byte("t-bytes")
+	if got := m.ID(); got != "t-bytes" {
+		t.Errorf("ID() = %q, want the id header as text", got)
+	}
+	delete(m.Headers, "id")
+	if got := m.ID(); got != "t-corr" {
+		t.Errorf("ID() without an id header = %q, want the correlation_id", got)
+	}
+	m.Properties.MessageID = "mid"
+	if got := m.ID(); got != "mid" {
+		t.Errorf("ID() = %q, want the message_id first", got)
+	}
+	// Without a task header, an "id" header is nobody's task id.
+	plain := Message{Headers: amqp.Table{"id": "t-1"}, Properties: Properties{CorrelationID: "c"}, Body: body}
+	if got := plain.ID(); !contentIDForm.MatchString(got) {
+		t.Errorf("ID() of a non-Celery message = %q, want a content id", got)
+	}
+	none := Message{Headers: amqp.Table{"task": "orders.charge"}, Body: body}
+	if got := none.ID(); !contentIDForm.MatchString(got) {
+		t.Errorf("ID() of a task without ids = %q, want a content id", got)
+	}
+}
