@@ -238,7 +238,7 @@ func TestRunTransientFailureRetriesThroughTheDelayTierThenSucceeds(t *testing.T)
 	// exchange) carrying the contract headers of the previous failure.
 	for i, d := range seen[1:] {
 		n := int64(i + 1)
-		if got := AttemptsOf(d.Headers); got != n {
+		if got := RetriesDone(d.Headers); got != n {
 			t.Fatalf("attempt %d: x-retry-count %v", d.Attempt, d.Headers[HeaderRetryCount])
 		}
 		if d.Headers[HeaderLastError] != fmt.Sprintf("db down on attempt %d", n) || d.Exchange != p.Main.Exchange || d.RoutingKey != p.Main.RoutingKey {
@@ -312,7 +312,7 @@ func TestRunRetriesExhaustedParksAfterExactlyMaxRetries(t *testing.T) {
 	if m.Expiration != "" {
 		t.Errorf("expiration %q kept on the parked copy", m.Expiration)
 	}
-	if f := Decode(h); f.Attempts != 3 || f.FailureKind != KindRetriesExhausted {
+	if f := Decode(h); f.Attempts != 4 || f.FailureKind != KindRetriesExhausted { // the 4 handler calls above
 		t.Errorf("Decode: attempts %d, kind %q", f.Attempts, f.FailureKind)
 	}
 	if n := depth(t, p.Main.Queue) + depth(t, p.Tiers()[0].Queue); n != 0 {

@@ -32,7 +32,11 @@ func (r DeathRef) empty() bool { return r == DeathRef{} }
 // dead-lettered through more distinct queues is not worth more memory.
 const maxDeaths = 256
 
-// Deaths decodes x-death, newest first. It never fails: entries of the wrong
+// Deaths decodes x-death in the array's own order, newest first: RabbitMQ
+// puts the entry it last updated at the head. That order is the truth;
+// the times are whole seconds (and an entry's time is its first death), so
+// entries must never be re-sorted by time — two deaths in one second tie.
+// OldestFirst reverses it for a timeline. It never fails: entries of the wrong
 // shape are skipped, fields of the wrong type are left empty, and a single
 // table where an array belongs is read as a one-entry array. The second
 // value lists what was odd, for display.
@@ -104,7 +108,7 @@ func deathRef(h amqp.Table, queue, reason, exchange string) DeathRef {
 	return DeathRef{Queue: headerString(h, queue), Reason: headerString(h, reason), Exchange: headerString(h, exchange)}
 }
 
-// find returns the entry for queue (and reason, when given).
+// findDeath returns the first entry, in x-death's order, for queue (and reason, when given).
 func findDeath(deaths []Death, queue, reason string) (Death, bool) {
 	for _, d := range deaths {
 		if d.Queue == queue && (reason == "" || d.Reason == reason) {
@@ -112,4 +116,15 @@ func findDeath(deaths []Death, queue, reason string) (Death, bool) {
 		}
 	}
 	return Death{}, false
+}
+
+// OldestFirst returns deaths (newest first, as Deaths returns them) in the
+// opposite order, for a timeline read top to bottom. It reverses the
+// array; it never sorts by time (see Deaths).
+func OldestFirst(deaths []Death) []Death {
+	out := make([]Death, len(deaths))
+	for i, d := range deaths {
+		out[len(deaths)-1-i] = d
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package retrycore
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -15,8 +16,10 @@ type Facts struct {
 	LastDeath     DeathRef `json:"last_death,omitzero"`
 	DeliveryCount int64    `json:"delivery_count,omitempty"` // quorum queues' x-delivery-count
 
-	// Attempts is the number of retries done so far: x-retry-count, or for
-	// retry-by-nack topologies the rejected count of the main queue.
+	// Attempts is how many times a handler saw the message, the failure
+	// that parked it included (README, "Headers": the rule per convention
+	// is in attempts). AttemptsSource is parkinglot's own label saying how
+	// the number was derived, never a header's name alone.
 	Attempts       int64  `json:"attempts"`
 	AttemptsSource string `json:"attempts_source,omitempty"`
 
@@ -52,8 +55,17 @@ var errorTypeHeaders = []string{"MT-Fault-ExceptionType", "NServiceBus.Exception
 var stackHeaders = []string{"x-exception-stacktrace", "MT-Fault-StackTrace", "NServiceBus.ExceptionInfo.StackTrace"}
 
 // Decode reads the facts from a message's headers. It never fails and
-// never panics, whatever the headers hold.
+// never panics, whatever the headers hold. A message dead-lettered by a
+// quorum queue's delivery limit gets a lower bound for its attempts; use
+// DecodeWith to look the limit up.
 func Decode(h amqp.Table) Facts {
+	return DecodeWith(context.Background(), h, nil)
+}
+
+// DecodeWith is Decode, with the delivery limits of the queues a message
+// was dead-lettered from by reason delivery_limit looked up through limits
+// (nil: not looked up), so its attempts are exact.
+func DecodeWith(ctx context.Context, h amqp.Table, limits DeliveryLimits) Facts {
 	var f Facts
 	f.Deaths, f.Problems = Deaths(h)
 	f.FirstDeath = firstDeath(h, f.Deaths)
@@ -62,12 +74,18 @@ func Decode(h amqp.Table) Facts {
 		f.DeliveryCount = n
 	}
 
-	f.Attempts, f.AttemptsSource = attempts(h, f)
+	f.Attempts, f.AttemptsSource = attempts(ctx, h, f.Deaths, f.FirstDeath, limits)
 
 	for _, k := range errorHeaders {
 		if s, ok := asString(h[k]); ok && strings.TrimSpace(s) != "" {
 			f.Error, f.ErrorSource = OneLine(s), k
 			break
+		}
+		if k == "x-exception-message" { // rascal's nested error, after Spring's
+			if s, ok := asString(rascalValue(h, "error", "message")); ok && strings.TrimSpace(s) != "" {
+				f.Error, f.ErrorSource = OneLine(s), SourceRascalError
+				break
+			}
 		}
 	}
 	if f.Error == "" && len(f.Deaths) > 0 {
@@ -78,6 +96,11 @@ func Decode(h amqp.Table) Facts {
 		if s, ok := asString(h[k]); ok && s != "" {
 			f.ErrorType = OneLine(s)
 			break
+		}
+	}
+	if f.ErrorType == "" {
+		if s, ok := asString(rascalValue(h, "error", "code")); ok && s != "" {
+			f.ErrorType = OneLine(s)
 		}
 	}
 	for _, k := range stackHeaders {
@@ -106,39 +129,36 @@ func Decode(h amqp.Table) Facts {
 	return f
 }
 
-// attempts reads x-retry-count (any integer type) and falls back to the
-// death history for topologies that retry by nack + dead-lettering.
-func attempts(h amqp.Table, f Facts) (int64, string) {
-	if v, present := h[HeaderRetryCount]; present {
-		if n, ok := asInt(v); ok && n >= 0 {
-			return n, HeaderRetryCount
-		}
-	}
-	if f.FirstDeath.Queue != "" {
-		if d, ok := findDeath(f.Deaths, f.FirstDeath.Queue, "rejected"); ok {
-			return d.Count, "x-death rejected count of " + d.Queue
-		}
-	}
-	var best Death
-	for _, d := range f.Deaths {
-		if d.Reason == "rejected" && d.Count > best.Count {
-			best = d
-		}
-	}
-	if best.Count > 0 {
-		return best.Count, "x-death rejected count of " + best.Queue
-	}
-	return 0, ""
-}
-
-// AttemptsOf returns the retries done so far for a message's headers; the
-// consumer loop uses it to decide between retry and park.
-func AttemptsOf(h amqp.Table) int64 {
+// RetriesDone is the daemon's count of retries done so far, which decides
+// between another retry and the parking lot (Classify): x-retry-count, or
+// for retry-by-nack topologies the rejected count of the main queue. It is
+// not the number of handler runs shown to people; that is Facts.Attempts.
+func RetriesDone(h amqp.Table) int64 {
 	if n, ok := asInt(h[HeaderRetryCount]); ok && n >= 0 {
 		return n // the common case needs no death decoding
 	}
 	deaths, _ := Deaths(h)
-	n, _ := attempts(h, Facts{Deaths: deaths, FirstDeath: firstDeath(h, deaths)})
+	first := firstDeath(h, deaths)
+	if first.Queue != "" {
+		if d, ok := findDeath(deaths, first.Queue, "rejected"); ok {
+			return d.Count
+		}
+	}
+	var best int64
+	for _, d := range deaths {
+		if d.Reason == "rejected" && d.Count > best {
+			best = d.Count
+		}
+	}
+	return best
+}
+
+// AttemptsOf returns Decode(h).Attempts, the handler runs of a parked
+// message (see attempts), without the delivery limit of a quorum queue
+// (DecodeWith looks that up).
+func AttemptsOf(h amqp.Table) int64 {
+	deaths, _ := Deaths(h)
+	n, _ := attempts(context.Background(), h, deaths, firstDeath(h, deaths), nil)
 	return n
 }
 

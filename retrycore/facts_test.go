@@ -1,6 +1,7 @@
 package retrycore
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestDecodeRecorded(t *testing.T) {
 	}{
 		{
 			scenario: "seed1-republish",
-			attempts: 3, attemptsSource: HeaderRetryCount,
+			attempts: 4, attemptsSource: "x-retry-count 3 + 1 (the run that parked it)",
 			err: "payment gateway timeout after 5000 ms (attempt 4)", errSource: HeaderLastError,
 			firstDeath: DeathRef{Queue: "payment.retry.1s", Reason: "expired", Exchange: "retry.exchange"},
 			deaths:     []Death{{Queue: "payment.retry.1s", Reason: "expired", Count: 3, Exchange: "retry.exchange", RoutingKeys: []string{"payment.retry"}}},
@@ -39,7 +40,7 @@ func TestDecodeRecorded(t *testing.T) {
 		},
 		{
 			scenario: "seed2-nack-ttl",
-			attempts: 3, attemptsSource: "x-death rejected count of invoice.main.queue",
+			attempts: 4, attemptsSource: "x-death: 3 rejections in invoice.main.queue + 1 after the last delay in invoice.retry.1s",
 			err: `customer "c-88" not found in billing`, errSource: HeaderLastError,
 			firstDeath: DeathRef{Queue: "invoice.main.queue", Reason: "rejected", Exchange: "invoice.exchange"},
 			deaths: []Death{
@@ -50,7 +51,7 @@ func TestDecodeRecorded(t *testing.T) {
 		},
 		{
 			scenario: "spring-republish",
-			attempts: 1, attemptsSource: "x-death rejected count of orders.queue",
+			attempts: 2, attemptsSource: "x-death: 1 rejection in orders.queue + 1 after the last delay in orders.queue.retry",
 			err: "order 4711 has no shipping address", errSource: "x-exception-message",
 			stackPrefix: "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException",
 			firstDeath:  DeathRef{Queue: "orders.queue", Reason: "rejected", Exchange: "orders.exchange"},
@@ -68,7 +69,7 @@ func TestDecodeRecorded(t *testing.T) {
 		},
 		{
 			scenario: "retrycore-contract",
-			attempts: 3, attemptsSource: HeaderRetryCount,
+			attempts: 4, attemptsSource: "x-retry-count 3 + 1 (the run that parked it)",
 			err: "payment gateway timeout after 5000 ms (attempt 4)", errSource: HeaderLastError,
 			failureKind: KindRetriesExhausted,
 			firstDeath:  DeathRef{Queue: "payment.retry.1s", Reason: "expired", Exchange: "retry.exchange"},
@@ -77,7 +78,7 @@ func TestDecodeRecorded(t *testing.T) {
 		},
 		{
 			scenario: "quorum-browsed",
-			attempts: 0, attemptsSource: HeaderRetryCount,
+			attempts: 1, attemptsSource: "x-retry-count 0 + 1 (the run that parked it)",
 			err: "card declined: insufficient funds", errSource: HeaderLastError,
 			failureKind: KindPermanent, deliveryCount: 2,
 		},
@@ -191,62 +192,73 @@ func TestDecodeNewerBrokerHeaders(t *testing.T) {
 }
 
 // TestAttemptsRetryCountTypes: x-retry-count is read whatever integer type a
-// producer wrote; values that are not a count fall back to the death
-// history (here the recorded seed-2 delivery's 3 rejections).
+// producer wrote (handler runs: the count + 1); values that are not a count
+// fall back to the death history (here the recorded seed-2 delivery's 3
+// rejections and the run after its last delay). RetriesDone, the daemon's
+// count, reads the same header without the + 1.
 func TestAttemptsRetryCountTypes(t *testing.T) {
-	const fromDeaths = "x-death rejected count of invoice.main.queue"
+	const fromDeaths = "x-death: 3 rejections in invoice.main.queue + 1 after the last delay in invoice.retry.1s"
 	cases := []struct {
-		name   string
-		v      any
-		want   int64
-		source string
+		name  string
+		v     any
+		count int64 // the retries the header says; -1: not a count
 	}{
-		{"int8", int8(5), 5, HeaderRetryCount},
-		{"uint8", uint8(5), 5, HeaderRetryCount},
-		{"int16", int16(5), 5, HeaderRetryCount},
-		{"uint16", uint16(5), 5, HeaderRetryCount},
-		{"int32", int32(5), 5, HeaderRetryCount},
-		{"uint32 max", uint32(4294967295), 4294967295, HeaderRetryCount},
-		{"int64", int64(5), 5, HeaderRetryCount},
-		{"Go int", 5, 5, HeaderRetryCount},
-		{"zero", int32(0), 0, HeaderRetryCount},
-		{"decimal string", "5", 5, HeaderRetryCount},
-		{"string with spaces", " 5 ", 5, HeaderRetryCount},
-		{"whole float64", 5.0, 5, HeaderRetryCount},
-		{"whole float32", float32(5), 5, HeaderRetryCount},
-		{"negative", int32(-1), 3, fromDeaths},
-		{"negative string", "-2", 3, fromDeaths},
-		{"fractional float", 2.5, 3, fromDeaths},
-		{"NaN", nanFloat(), 3, fromDeaths},
-		{"huge float", 1e300, 3, fromDeaths},
-		{"word", "three", 3, fromDeaths},
-		{"empty string", "", 3, fromDeaths},
-		{"bool", true, 3, fromDeaths},
-		{"bytes", []byte("5"), 3, fromDeaths},
-		{"table", amqp.Table{"n": int32(5)}, 3, fromDeaths},
-		{"void", nil, 3, fromDeaths},
-		{"decimal", amqp.Decimal{Scale: 0, Value: 5}, 3, fromDeaths},
+		{"int8", int8(5), 5},
+		{"uint8", uint8(5), 5},
+		{"int16", int16(5), 5},
+		{"uint16", uint16(5), 5},
+		{"int32", int32(5), 5},
+		{"uint32 max", uint32(4294967295), 4294967295},
+		{"int64", int64(5), 5},
+		{"Go int", 5, 5},
+		{"zero", int32(0), 0},
+		{"decimal string", "5", 5},
+		{"string with spaces", " 5 ", 5},
+		{"whole float64", 5.0, 5},
+		{"whole float32", float32(5), 5},
+		{"negative", int32(-1), -1},
+		{"negative string", "-2", -1},
+		{"fractional float", 2.5, -1},
+		{"NaN", nanFloat(), -1},
+		{"huge float", 1e300, -1},
+		{"word", "three", -1},
+		{"empty string", "", -1},
+		{"bool", true, -1},
+		{"bytes", []byte("5"), -1},
+		{"table", amqp.Table{"n": int32(5)}, -1},
+		{"void", nil, -1},
+		{"decimal", amqp.Decimal{Scale: 0, Value: 5}, -1},
 	}
 	base := loadRecording(t, "seed2-nack-ttl").Message.Headers
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := broker.CloneTable(base)
 			h[HeaderRetryCount] = c.v
-			f := Decode(h)
-			if f.Attempts != c.want || f.AttemptsSource != c.source {
-				t.Errorf("attempts %d from %q, want %d from %q", f.Attempts, f.AttemptsSource, c.want, c.source)
+			want, source, retries := int64(4), fromDeaths, int64(3)
+			if c.count >= 0 {
+				want, source, retries = c.count+1, fmt.Sprintf("x-retry-count %d + 1 (the run that parked it)", c.count), c.count
 			}
-			if got := AttemptsOf(h); got != c.want {
-				t.Errorf("AttemptsOf = %d, want %d", got, c.want)
+			f := Decode(h)
+			if f.Attempts != want || f.AttemptsSource != source {
+				t.Errorf("attempts %d from %q, want %d from %q", f.Attempts, f.AttemptsSource, want, source)
+			}
+			if got := AttemptsOf(h); got != want {
+				t.Errorf("AttemptsOf = %d, want %d", got, want)
+			}
+			if got := RetriesDone(h); got != retries {
+				t.Errorf("RetriesDone = %d, want %d", got, retries)
 			}
 			// Without a death history to fall back on, a bad count is 0.
 			alone := amqp.Table{HeaderRetryCount: c.v}
-			want := c.want
-			if c.source != HeaderRetryCount {
-				want = 0
+			want, retries = 0, 0
+			if c.count >= 0 {
+				want, retries = c.count+1, c.count
 			}
 			if got := AttemptsOf(alone); got != want {
 				t.Errorf("alone: AttemptsOf = %d, want %d", got, want)
+			}
+			if got := RetriesDone(alone); got != retries {
+				t.Errorf("alone: RetriesDone = %d, want %d", got, retries)
 			}
 		})
 	}
@@ -270,15 +282,24 @@ func TestAttemptsFromDeaths(t *testing.T) {
 		{"first-death queue's rejections", amqp.Table{
 			HeaderFirstDeathQueue: "main", HeaderFirstDeathReason: "rejected",
 			HeaderDeath: []any{death("other", "rejected", 9), death("main", "rejected", 2)},
-		}, 2, "x-death rejected count of main"},
+		}, 2, "x-death: 2 rejections in main"},
 		{"no x-first-death: the largest rejected count", amqp.Table{
 			HeaderDeath: []any{death("a", "rejected", 2), death("b", "rejected", 5), death("c", "expired", 7)},
-		}, 5, "x-death rejected count of b"},
+		}, 5, "x-death: 5 rejections in b"},
 		{"first-death queue expired: largest rejected elsewhere", amqp.Table{
 			HeaderFirstDeathQueue: "delay", HeaderFirstDeathReason: "expired",
 			HeaderDeath: []any{death("delay", "expired", 3), death("main", "rejected", 3)},
-		}, 3, "x-death rejected count of main"},
-		{"delivery_limit is not a rejection", amqp.Table{HeaderDeath: []any{death("q", "delivery_limit", 1)}}, 0, ""},
+		}, 4, "x-death: 3 rejections in main + 1 after the last delay in delay"},
+		{"newest death a rejection: parked by the broker, no + 1", amqp.Table{
+			HeaderFirstDeathQueue: "main", HeaderFirstDeathReason: "rejected",
+			HeaderDeath: []any{death("main", "rejected", 3), death("delay", "expired", 2)},
+		}, 3, "x-death: 3 rejections in main"},
+		{"an expiry in the failed queue itself is no run", amqp.Table{
+			HeaderDeath: []any{death("main", "expired", 1), death("main", "rejected", 2)},
+		}, 2, "x-death: 2 rejections in main"},
+		{"maxlen is no run", amqp.Table{HeaderDeath: []any{death("q", "maxlen", 3)}}, 0, ""},
+		{"delivery_limit, limit not known: a lower bound, said so", amqp.Table{HeaderDeath: []any{death("q", "delivery_limit", 1)}},
+			1, "x-death delivery_limit in q: at least 1 (its delivery limit is not known)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -75,33 +75,52 @@ type OriginQuery struct {
 	Queues     QueueArgs    // nil when the management API is not available
 }
 
-// ResolveOrigin applies DESIGN §4's order: --to, the configured default,
-// x-original-* (ours or Spring's), the x-death entry of x-first-death-queue
-// (following a TTL delay queue's dead-letter target), the failed-queue
-// headers of NServiceBus, Rebus and MassTransit, MassTransit's "X_error"
-// naming, and otherwise ErrUnknownOrigin.
+// ResolveOrigin applies DESIGN §4's order (README, "Where a replay goes"):
+// --to, the configured default, x-original-* (ours or Spring's), rascal's
+// originalExchange/originalRoutingKey, the x-death entry of
+// x-first-death-queue (following a TTL delay queue's dead-letter target),
+// the failed-queue headers of NServiceBus, Rebus, MassTransit and rascal,
+// MassTransit's "X_error" naming, and otherwise ErrUnknownOrigin.
+//
+// x-original-* naming the default exchange and, as routing key, the very
+// queue x-death says the message first died in with a named exchange is
+// the last hop of a consumer's own retry loop (an amqplib consumer copying
+// its delivery's fields), not the origin: the x-death entry is used then.
+//
+// Origin.Queue, the queue the message failed in, comes from a header
+// naming it, else from the first death when its reason is rejected, maxlen
+// or delivery_limit (every reason but an expiry, which names a delay queue
+// unless the management API shows the queue is not one).
 func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, error) {
 	failed := failedQueue(h)
 	switch {
 	case q.Override != nil:
-		return Origin{Destination: *q.Override, Source: SourceFlag, Queue: failed}, nil
+		return Origin{Destination: *q.Override, Source: SourceFlag, Queue: orFirstDeathQueue(failed, h)}, nil
 	case q.Default != nil:
-		return Origin{Destination: *q.Default, Source: SourceConfig, Queue: failed}, nil
-	}
-	if ex, ok := asString(h[HeaderOriginalExchange]); ok {
-		if rk, ok := asString(h[HeaderOriginalRoutingKey]); ok {
-			return Origin{Destination: Destination{ex, rk}, Source: SourceOriginalHeaders, Queue: failed}, nil
-		}
-		if rk, ok := asString(h["x-original-routingKey"]); ok {
-			return Origin{Destination: Destination{ex, rk}, Source: SourceSpring, Queue: failed}, nil
-		}
+		return Origin{Destination: *q.Default, Source: SourceConfig, Queue: orFirstDeathQueue(failed, h)}, nil
 	}
 	deaths, _ := Deaths(h)
 	first := firstDeath(h, deaths)
+	lastHop := ""
+	if ex, ok := asString(h[HeaderOriginalExchange]); ok {
+		if rk, ok := asString(h[HeaderOriginalRoutingKey]); ok {
+			if !isLastHop(ex, rk, deaths, first) {
+				return Origin{Destination: Destination{ex, rk}, Source: SourceOriginalHeaders, Queue: orFirstDeathQueue(failed, h)}, nil
+			}
+			lastHop = " (x-original-* named only the last hop, " + Destination{ex, rk}.String() + ")"
+		} else if rk, ok := asString(h["x-original-routingKey"]); ok {
+			return Origin{Destination: Destination{ex, rk}, Source: SourceSpring, Queue: orFirstDeathQueue(failed, h)}, nil
+		}
+	}
+	if ex, ok := asString(rascalValue(h, "originalExchange")); ok {
+		if rk, ok := asString(rascalValue(h, "originalRoutingKey")); ok {
+			return Origin{Destination: Destination{ex, rk}, Source: SourceRascal, Queue: orFirstDeathQueue(failed, h)}, nil
+		}
+	}
 	if first.Queue != "" {
 		if d, ok := findDeath(deaths, first.Queue, first.Reason); ok && len(d.RoutingKeys) > 0 {
-			o := Origin{Destination: Destination{d.Exchange, d.RoutingKeys[0]}, Source: SourceFirstDeath, Queue: failed}
-			if d.Reason == "rejected" && o.Queue == "" {
+			o := Origin{Destination: Destination{d.Exchange, d.RoutingKeys[0]}, Source: SourceFirstDeath + lastHop, Queue: failed}
+			if d.Reason != "expired" && o.Queue == "" {
 				o.Queue = d.Queue
 			}
 			if d.Reason == "expired" && q.Queues != nil {
@@ -112,6 +131,8 @@ func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, er
 					// itself is a main queue with a TTL, not a delay queue.)
 					via.Queue = failed
 					return via, nil
+				} else if ok && o.Queue == "" {
+					o.Queue = d.Queue // that main queue is where it failed
 				}
 			}
 			if d.Reason == "expired" && q.Queues == nil {
@@ -127,6 +148,32 @@ func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, er
 		return Origin{Destination: Destination{"", base}, Source: SourceMassTransitQueue, Queue: base}, nil
 	}
 	return Origin{}, ErrUnknownOrigin
+}
+
+// isLastHop: x-original-* say the default exchange with the first-death
+// queue's name, while that queue's x-death entry names a real exchange.
+func isLastHop(ex, rk string, deaths []Death, first DeathRef) bool {
+	if ex != "" || rk == "" || rk != first.Queue {
+		return false
+	}
+	d, ok := findDeath(deaths, first.Queue, first.Reason)
+	return ok && d.Exchange != "" && len(d.RoutingKeys) > 0
+}
+
+// orFirstDeathQueue is failed, or when no header names the failed queue,
+// the first death's queue when it died there by rejected, maxlen or
+// delivery_limit.
+func orFirstDeathQueue(failed string, h amqp.Table) string {
+	if failed != "" {
+		return failed
+	}
+	deaths, _ := Deaths(h)
+	first := firstDeath(h, deaths)
+	switch first.Reason {
+	case "rejected", "maxlen", "delivery_limit":
+		return first.Queue
+	}
+	return ""
 }
 
 // followDelayQueue: a message that first died by expiring in a TTL queue
@@ -148,7 +195,8 @@ func followDelayQueue(ctx context.Context, qa QueueArgs, d Death) (Origin, bool,
 	return Origin{Destination: Destination{dlx, rk}, Source: SourceDelayQueue + " " + d.Queue}, true, nil
 }
 
-// failedQueue returns the queue a message failed in when a header names it.
+// failedQueue returns the queue a message failed in when a header names it
+// (ours, NServiceBus, Rebus, rascal's originalQueue, MassTransit).
 func failedQueue(h amqp.Table) string {
 	if s := headerString(h, HeaderOriginalQueue); s != "" {
 		return s
@@ -158,6 +206,9 @@ func failedQueue(h amqp.Table) string {
 		return q
 	}
 	if s := headerString(h, "rbs2-source-queue"); s != "" {
+		return s
+	}
+	if s, ok := asString(rascalValue(h, "originalQueue")); ok && s != "" {
 		return s
 	}
 	if s := headerString(h, "MT-Fault-InputAddress"); s != "" {

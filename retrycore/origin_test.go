@@ -62,7 +62,7 @@ func TestResolveOriginRecorded(t *testing.T) {
 		{name: "x-original-* before x-death", scenario: "retrycore-contract", mgmt: true,
 			want: Origin{Destination: Destination{"main.exchange", "payment.execute"}, Source: SourceOriginalHeaders, Queue: "payment.main.queue"}},
 		{name: "Spring's x-original-routingKey", scenario: "spring-republish", mgmt: true,
-			want: Origin{Destination: Destination{"orders.exchange", "orders.created"}, Source: SourceSpring}},
+			want: Origin{Destination: Destination{"orders.exchange", "orders.created"}, Source: SourceSpring, Queue: "orders.queue"}},
 		{name: "seed-2: x-death entry of x-first-death-queue", scenario: "seed2-nack-ttl", mgmt: true,
 			want: Origin{Destination: Destination{"invoice.exchange", "invoice.created"}, Source: SourceFirstDeath, Queue: "invoice.main.queue"}},
 		{name: "seed-1: followed through the delay queue's dead-letter arguments", scenario: "seed1-republish", mgmt: true,
@@ -159,6 +159,8 @@ func TestResolveOriginDelayQueue(t *testing.T) {
 			"exchange": "retry.exchange", "routing-keys": []any{"payment.retry"}}},
 	}
 	firstDeath := Origin{Destination: Destination{"retry.exchange", "payment.retry"}, Source: SourceFirstDeath}
+	mainWithTTL := firstDeath
+	mainWithTTL.Queue = "payment.retry.15s" // it expired in the queue it was consumed from
 	cases := []struct {
 		name       string
 		qa         QueueArgs
@@ -174,7 +176,7 @@ func TestResolveOriginDelayQueue(t *testing.T) {
 			Origin{Destination: Destination{"", "payment.main.queue"}, Source: SourceDelayQueue + " payment.retry.15s"}, ""},
 		{"no dead-letter exchange: not a delay queue", fixedQueues{args: amqp.Table{"x-message-ttl": int32(15000)}}, "pl", firstDeath, ""},
 		{"dead-letter exchange of a wrong type", fixedQueues{args: amqp.Table{"x-dead-letter-exchange": int32(1)}}, "pl", firstDeath, ""},
-		{"dead-letters into the parking lot: a main queue with a TTL", fixedQueues{args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "payment.dlq"}}, "payment.dlq", firstDeath, ""},
+		{"dead-letters into the parking lot: a main queue with a TTL", fixedQueues{args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "payment.dlq"}}, "payment.dlq", mainWithTTL, ""},
 		{"lookup fails: an error, not a guess", fixedQueues{err: errors.New("management API: 401")}, "pl", Origin{}, `look up delay queue "payment.retry.15s": management API: 401`},
 	}
 	for _, c := range cases {

@@ -80,9 +80,9 @@ func TestParkHeaders(t *testing.T) {
 		HeaderParkedAt:           now,
 		HeaderFailureKind:        KindRetriesExhausted,
 	})
-	// What retrycore writes, retrycore reads back.
+	// What retrycore writes, retrycore reads back: 3 retries, 4 handler runs.
 	f := Decode(h)
-	if f.Attempts != 3 || f.FailureKind != KindRetriesExhausted || f.Error != "db down" || !f.ParkedAt.Equal(now) {
+	if f.Attempts != 4 || f.FailureKind != KindRetriesExhausted || f.Error != "db down" || !f.ParkedAt.Equal(now) {
 		t.Fatalf("Decode of park headers = %+v", f)
 	}
 }

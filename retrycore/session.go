@@ -137,7 +137,7 @@ func (s *session) dispatch(work chan<- amqp.Delivery) {
 func (s *session) giveBackUnstarted(d amqp.Delivery) {
 	s.acker.requeue(d.DeliveryTag)
 	s.o.Metrics.outcome(OutcomeLabelRequeued)
-	s.settled(Result{MessageID: broker.FromDelivery(d).ID(), Attempt: int(AttemptsOf(d.Headers)) + 1, Outcome: OutcomeLabelRequeued})
+	s.settled(Result{MessageID: broker.FromDelivery(d).ID(), Attempt: int(RetriesDone(d.Headers)) + 1, Outcome: OutcomeLabelRequeued})
 }
 
 func (s *session) settled(r Result) {

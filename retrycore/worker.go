@@ -35,7 +35,7 @@ func (w *worker) run(work <-chan amqp.Delivery) {
 func (w *worker) process(d amqp.Delivery) {
 	s, p := w.s, w.s.o.Pipeline
 	m := broker.FromDelivery(d)
-	retries := AttemptsOf(d.Headers)
+	retries := RetriesDone(d.Headers)
 	dv := Delivery{
 		MessageID:   m.ID(),
 		Exchange:    d.Exchange,
