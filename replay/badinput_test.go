@@ -14,7 +14,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
-	"github.com/parkinglot/parkinglot/replay"
 )
 
 // badCase is one entry of the bad input corpus: what an on-call engineer
@@ -26,7 +25,7 @@ type badCase struct {
 	// daemon until it reports true) and b.after (further checks, which may
 	// run more commands).
 	setup func(b *bx) []string
-	code  int    // exit status (DESIGN §3: 1 error, 2 usage, 3 partly done)
+	code  int    // exit status (README, "The CLI": 1 error, 2 usage, 3 partly done)
 	want  string // the error line names the problem with this phrase (exit ≠ 0)
 	out   string // stdout holds this (optional)
 	logs  bool   // stderr may hold log lines (the daemon)
@@ -550,7 +549,7 @@ exit 0`)
 						b.t.Errorf("lines: x-last-error %q, want the last stderr line", e)
 					}
 					if d.MessageId == "oneline" && (!strings.HasPrefix(e, "yyyy") || !strings.HasSuffix(e, "…")) {
-						b.t.Errorf("oneline: x-last-error %q…, want the line cut with …", replay.Cut(e, 40))
+						b.t.Errorf("oneline: x-last-error %q…, want the line cut with …", e[:min(len(e), 40)])
 					}
 				}
 			}
@@ -594,9 +593,9 @@ exit 0`)
 		}},
 
 		// ---- $EDITOR
-		{name: "editor-unset", code: 1, want: "$EDITOR is not set", setup: func(b *bx) []string {
+		{name: "editor-unset", code: 1, want: `editor "vi" not found`, setup: func(b *bx) []string { // falls back to vi; none on this PATH
 			q := jsonParked(b)
-			b.env("VISUAL=", "EDITOR=")
+			b.env("VISUAL=", "EDITOR=", "PATH="+b.t.TempDir())
 			return []string{"edit", q, "order-7", "--to", ":" + q, "--yes"}
 		}},
 		{name: "editor-not-found", code: 1, want: `editor "/nonexistent/editor" not found; nothing changed`, setup: func(b *bx) []string {

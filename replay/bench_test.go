@@ -19,7 +19,7 @@ import (
 	"github.com/parkinglot/parkinglot/ui"
 )
 
-// The benchmarks of DESIGN §6 that act on parking lots: replay and browse,
+// The benchmarks (README, "Performance") that act on parking lots: replay and browse,
 // each against its raw amqp091-go (or shovel plugin) baseline measured in
 // the same run. Run them with `make bench`.
 

@@ -67,7 +67,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 		return nil, err
 	}
 	b := &Browse{Facts: p.Facts()}
-	if _, merr := s.Management(); merr != nil {
+	if _, merr := s.Management(ctx); merr != nil {
 		b.Notes = append(b.Notes, merr.Error())
 	}
 	if o.Spool {
@@ -94,7 +94,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 }
 
 func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOptions, sel *selection, b *Browse) error {
-	q := s.originQuery(o.Queue, nil)
+	q := s.originQuery(ctx, o.Queue, nil)
 	in := newInterner()
 	now := time.Now()
 	var batch []Summary
@@ -161,7 +161,7 @@ func (s *Session) Find(ctx context.Context, queue, id string) (broker.Message, S
 		return broker.Message{}, Summary{}, err
 	}
 	defer func() { _, _ = p.Close(context.WithoutCancel(ctx)) }()
-	q := s.originQuery(queue, nil)
+	q := s.originQuery(ctx, queue, nil)
 	for seen := 0; ; seen++ {
 		h, err := p.Next(ctx)
 		if errors.Is(err, io.EOF) {

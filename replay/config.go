@@ -212,7 +212,7 @@ func (c Connection) Options(name string) broker.Options {
 // broker.ErrNoManagement.
 func (c Connection) Management() (*broker.Management, error) {
 	if c.ManagementURL == "" {
-		return nil, fmt.Errorf("%w: no management URL (pass --management-url)", broker.ErrNoManagement)
+		return nil, fmt.Errorf("%w: no management URL configured", broker.ErrNoManagement)
 	}
 	return broker.NewManagement(c.ManagementURL, c.Vhost)
 }

@@ -56,7 +56,7 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 }
 
 func (s *Session) deletePass(ctx context.Context, p *broker.Pass, queue string, sel *selection, rm *remover) error {
-	w := walk{queue: queue, sel: sel, q: s.originQuery(queue, nil), skip: func(id string, err error) { rm.tally.skipped(id, err.Error()) }}
+	w := walk{queue: queue, sel: sel, q: s.originQuery(ctx, queue, nil), skip: func(id string, err error) { rm.tally.skipped(id, err.Error()) }}
 	for c, err := range w.chosen(ctx, p) {
 		if err != nil {
 			return err

@@ -25,7 +25,7 @@ type EditDraft struct {
 }
 
 // PrepareEdit finds a parked message (giving everything back) and writes
-// its body to a private temporary file for $EDITOR. The TUI runs the
+// its body to a private temporary file for the editor. The TUI runs the
 // editor itself (EditorCommand); FinishEdit or Discard removes the file.
 func (s *Session) PrepareEdit(ctx context.Context, queue, id string) (*EditDraft, error) {
 	m, sum, err := s.Find(ctx, queue, id)
@@ -109,18 +109,24 @@ func IsJSON(contentType string) bool {
 	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
 }
 
-// EditorCommand is the command that edits path: $VISUAL or $EDITOR (which
-// may carry arguments, "code -w"). Missing or not found is an error
-// wrapping ErrEditor.
+// DefaultEditor is the editor used when neither $VISUAL nor $EDITOR is set.
+const DefaultEditor = "vi"
+
+// Editor is the one editor rule, for the CLI and the TUI alike: $VISUAL,
+// then $EDITOR (either may carry arguments, "code -w"), then vi.
+func Editor() string {
+	for _, v := range []string{"VISUAL", "EDITOR"} {
+		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
+			return e
+		}
+	}
+	return DefaultEditor
+}
+
+// EditorCommand is the command that edits path with Editor(). An editor
+// that is not found is an error wrapping ErrEditor.
 func EditorCommand(ctx context.Context, path string) (*exec.Cmd, error) {
-	editor := strings.TrimSpace(os.Getenv("VISUAL"))
-	if editor == "" {
-		editor = strings.TrimSpace(os.Getenv("EDITOR"))
-	}
-	if editor == "" {
-		return nil, fmt.Errorf("%w: $EDITOR is not set (set EDITOR=vi, nano, \"code -w\" …); nothing changed", ErrEditor)
-	}
-	args := strings.Fields(editor)
+	args := strings.Fields(Editor())
 	bin, err := exec.LookPath(args[0])
 	if err != nil {
 		return nil, fmt.Errorf("%w: editor %q not found; nothing changed", ErrEditor, args[0])
@@ -173,7 +179,7 @@ func (s *Session) FinishEdit(ctx context.Context, d *EditDraft, o Options) (Resu
 		j.pub.Body = body
 		return j, nil
 	}
-	err = s.replayPasses(ctx, r, d.Queue, sel, s.originQuery(d.Queue, o.To), prepare)
+	err = s.replayPasses(ctx, r, d.Queue, sel, s.originQuery(ctx, d.Queue, o.To), prepare)
 	r.leftovers()
 	return r.tally.finish(), err
 }

@@ -90,12 +90,15 @@ func TestEditRefusesInvalidJSONNothingSent(t *testing.T) {
 
 func TestEditEditorMissingOrFailingChangesNothing(t *testing.T) {
 	for _, tc := range []struct{ name, editor, want string }{
-		{"unset", "", "$EDITOR is not set"},
+		{"unset-falls-back-to-vi", "", `editor "vi" not found`}, // no vi on this PATH
 		{"not-found", "/nonexistent/editor", `editor "/nonexistent/editor" not found`},
 		{"exits-1", "false", "exited with status 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEditFixture(t, tc.editor)
+			if tc.editor == "" {
+				f.c.env = append(f.c.env, "PATH="+t.TempDir())
+			}
 			r := f.c.must(1, "", "edit", f.q, "order-7", "--yes")
 			if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "nothing changed") {
 				t.Errorf("stderr %q: want %q and nothing changed", r.stderr, tc.want)

@@ -1,16 +1,23 @@
 package replay
 
-import "errors"
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
 
-// Errors the CLI maps to exit statuses.
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// Errors the CLI maps to exit statuses and the TUI to its messages. They
+// say what is wrong; the CLI adds the flag that mends it, the TUI its key.
 var (
 	// ErrNotAllDone: some messages were not replayed/removed (exit 3); each is
 	// reported on its own line.
 	ErrNotAllDone = errors.New("some messages were not done")
-	// ErrNeedsConfirmation: a command that removes or sends messages ran
-	// without a terminal and without --yes; it printed the plan and changed
-	// nothing (exit 2).
-	ErrNeedsConfirmation = errors.New("nothing changed: pass --yes to do this without a terminal")
+	// ErrNeedsConfirmation: a command that removes or sends messages could
+	// not ask for a confirmation (no terminal) and was not given one; it
+	// printed the plan and changed nothing (exit 2).
+	ErrNeedsConfirmation = errors.New("nothing changed")
 	// ErrDeclined: the person at the prompt did not answer yes ("n", an
 	// empty line, end of input or Ctrl-C); nothing changed (exit 2).
 	ErrDeclined = errors.New("nothing changed")
@@ -20,13 +27,13 @@ var (
 	// ErrNacked: the broker refused the copy (for example a full queue with
 	// x-overflow reject-publish); the message stays parked.
 	ErrNacked = errors.New("the broker refused the copy (nack)")
-	// ErrBadFilter: a --filter expression does not compile (a usage error,
+	// ErrBadFilter: a filter expression does not compile (a usage error,
 	// exit 2).
 	ErrBadFilter = errors.New("bad filter")
 	// ErrBadSelection: the options do not say which messages to act on, or
 	// say it twice (a usage error, exit 2).
 	ErrBadSelection = errors.New("bad selection")
-	// ErrEditor: $EDITOR is missing or failed; nothing was changed.
+	// ErrEditor: the editor is missing or failed; nothing was changed.
 	ErrEditor = errors.New("editor")
 	// ErrInvalidBody: an edited body is not valid for its content type;
 	// nothing was sent and the message is still parked.
@@ -34,4 +41,33 @@ var (
 	// ErrBadImport: an import file has a line that is not an exported
 	// message; nothing after it was published.
 	ErrBadImport = errors.New("bad import file")
+	// ErrTwoDestinations: both a destination and a target say where to
+	// send (see CheckDestination).
+	ErrTwoDestinations = errors.New("a destination and a target both say where to send; give one")
+	// ErrBadTarget: a target other than origin or queue.
+	ErrBadTarget = errors.New("unknown target")
+	// ErrFailedQueueUnknown: a message is to go to the queue that failed
+	// alone, but no header names that queue; send it to a destination or
+	// its origin instead.
+	ErrFailedQueueUnknown = errors.New("the queue it failed in is not known (no x-original-queue, failed-queue header or rejected x-death entry)")
+	// ErrNoImportDestination: an import line does not say which queue it
+	// was exported from, and no destination was given.
+	ErrNoImportDestination = errors.New("it does not say which queue it was exported from")
 )
+
+// oneLine makes an error text one line: runs of whitespace and control
+// characters become one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(retrycore.StripControl(s)), " ")
+}
+
+// cut shortens s to at most n runes, marking the cut with "…".
+func cut(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n == 1 {
+		return "…"
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,7 +45,7 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 		return Result{}, fmt.Errorf("%w: no queue given", ErrBadSelection)
 	}
 	if o.Remove && o.File == "" {
-		return Result{}, fmt.Errorf("%w: --remove needs --file: a message is removed only once its line is fsynced to a file", ErrBadSelection)
+		return Result{}, fmt.Errorf("%w: removing needs a file: a message is removed only once its line is fsynced to a file", ErrBadSelection)
 	}
 	sel, err := newSelection(o.Select, false)
 	if err != nil {
@@ -116,11 +117,11 @@ func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
 		}
 		return o.Out, nil, nil
 	}
-	// O_EXCL: an export is often the only copy of what --remove takes out
+	// O_EXCL: an export is often the only copy of what Remove takes out
 	// of the queue; never overwrite one.
 	f, err := os.OpenFile(o.File, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return nil, nil, fmt.Errorf("export: %s already exists; choose another --file", o.File)
+		return nil, nil, fmt.Errorf("export: %s already exists%w", o.File, errExists)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("export: %w", err)
@@ -131,7 +132,7 @@ func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
 func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, t *tally) error {
 	now := time.Now()
 	qjson, _ := json.Marshal(queue)
-	wk := walk{queue: queue, sel: sel, q: s.originQuery(queue, nil), skip: func(id string, err error) { t.skipped(id, err.Error()) }}
+	wk := walk{queue: queue, sel: sel, q: s.originQuery(ctx, queue, nil), skip: func(id string, err error) { t.skipped(id, err.Error()) }}
 	for c, err := range wk.chosen(ctx, p) {
 		if err != nil {
 			return err
@@ -162,3 +163,13 @@ func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, 
 	}
 	return nil
 }
+
+// errExists marks an export file that is already there (errors.Is
+// fs.ErrExist); its text is empty, so the error reads "export: F already
+// exists".
+var errExists = existsError{}
+
+type existsError struct{}
+
+func (existsError) Error() string { return "" }
+func (existsError) Unwrap() error { return fs.ErrExist }

@@ -193,7 +193,7 @@ func drainAll(t testing.TB, ch *amqp.Channel, queue string, want int) []amqp.Del
 	}
 }
 
-// assertReplayed checks DESIGN §4's transform on a replayed copy.
+// assertReplayed checks the transform on a replayed copy (README, "Headers").
 func assertReplayed(t testing.TB, d amqp.Delivery, id string, body []byte) {
 	t.Helper()
 	if d.MessageId != id || !bytes.Equal(d.Body, body) {

@@ -161,7 +161,7 @@ func scanImport(r io.Reader, name string, to *retrycore.Destination, publishing 
 		if len(trimmed) > 0 {
 			m, dest, err := parseImportLine(trimmed, to, rerr != nil)
 			if err != nil {
-				return n, fmt.Errorf("%w %s: line %d: %v; %s", ErrBadImport, name, line, err, publishedNote(publishing))
+				return n, fmt.Errorf("%w %s: line %d: %w; %s", ErrBadImport, name, line, err, publishedNote(publishing))
 			}
 			n++
 			if each != nil {
@@ -221,7 +221,7 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 	case probe.Queue != "":
 		return m, retrycore.Destination{Exchange: "", RoutingKey: probe.Queue}, nil
 	}
-	return m, retrycore.Destination{}, errors.New("it does not say which queue it was exported from; pass --to EXCHANGE:ROUTING_KEY")
+	return m, retrycore.Destination{}, ErrNoImportDestination
 }
 
 // jsonProblem words a decoding error in the file's terms: encoding/json's
@@ -299,17 +299,4 @@ func PlanImport(o ImportOptions) (ImportPlan, error) {
 	})
 	plan.Messages = n
 	return plan, err
-}
-
-// WriteImportPlan prints an import plan.
-func WriteImportPlan(w io.Writer, p ImportPlan) error {
-	if _, err := fmt.Fprintf(w, "%d message(s) in %s to publish\n", p.Messages, p.File); err != nil {
-		return err
-	}
-	for _, d := range p.Destinations {
-		if _, err := fmt.Fprintf(w, "  %d → %s\n", d.Messages, d.Destination); err != nil {
-			return err
-		}
-	}
-	return nil
 }

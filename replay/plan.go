@@ -90,7 +90,7 @@ func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
 		return Plan{}, err
 	}
 	plan := Plan{Queue: o.Queue, Facts: p.Facts()}
-	q := s.originQuery(o.Queue, o.To)
+	q := s.originQuery(ctx, o.Queue, o.To)
 	err = planPass(ctx, p, o, sel, q, &plan)
 	rep, cerr := p.Close(context.WithoutCancel(ctx))
 	plan.Report = rep
@@ -154,7 +154,7 @@ func (s *Session) previewRoutes(ctx context.Context, items []PlanItem) []RoutePr
 			failed[it.Destination][it.FailedQueue] = true
 		}
 	}
-	m, merr := s.Management()
+	m, merr := s.Management(ctx)
 	out := make([]RoutePreview, 0, len(order))
 	for _, d := range order {
 		rp := byDest[d]

@@ -20,7 +20,7 @@ type QueueRow struct {
 // Queues lists the vhost's queues, parking lots first, then by name. It
 // needs the management API.
 func (s *Session) Queues(ctx context.Context) ([]QueueRow, error) {
-	m, err := s.Management()
+	m, err := s.Management(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}

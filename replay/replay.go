@@ -35,30 +35,42 @@ func (o Options) check() error {
 	if o.Queue == "" {
 		return fmt.Errorf("%w: no queue given", ErrBadSelection)
 	}
-	switch o.Target {
-	case "", TargetOrigin, TargetQueue:
-	default:
-		return fmt.Errorf("%w: --target %q: use origin or queue", ErrBadSelection, o.Target)
-	}
-	if o.To != nil && o.Target == TargetQueue {
-		return fmt.Errorf("%w: --to and --target queue both say where to send; give one", ErrBadSelection)
+	if err := CheckDestination(o.To, o.Target); err != nil {
+		return err
 	}
 	return checkRateWindow(o.Rate, o.Window)
 }
 
-// checkRateWindow refuses a negative --rate or --window (0 means
-// unlimited and the default).
-func checkRateWindow(rate float64, window int) error {
-	if rate < 0 {
-		return fmt.Errorf("%w: --rate %v: want a positive number of messages per second", ErrBadSelection, rate)
+// CheckDestination is the one rule for where replayed messages go, for the
+// CLI and the TUI alike: the origin by default (target ""), or a given
+// destination, or a given target (origin, or queue: the queue that failed
+// alone) — a destination and a target together are an error wrapping
+// ErrTwoDestinations, an unknown target one wrapping ErrBadTarget.
+func CheckDestination(to *retrycore.Destination, target Target) error {
+	switch target {
+	case "", TargetOrigin, TargetQueue:
+	default:
+		return fmt.Errorf("%w: %w %q (known: origin, queue)", ErrBadSelection, ErrBadTarget, target)
 	}
-	if window < 0 {
-		return fmt.Errorf("%w: --window %d: want 1 or more messages in flight (0: the default, %d)", ErrBadSelection, window, DefaultWindow)
+	if to != nil && target != "" {
+		return fmt.Errorf("%w: %w", ErrBadSelection, ErrTwoDestinations)
 	}
 	return nil
 }
 
-// Replay sends the chosen messages back (DESIGN §4) and removes each parked
+// checkRateWindow refuses a negative rate or window (0 means
+// unlimited and the default).
+func checkRateWindow(rate float64, window int) error {
+	if rate < 0 {
+		return fmt.Errorf("%w: rate %v: want a positive number of messages per second", ErrBadSelection, rate)
+	}
+	if window < 0 {
+		return fmt.Errorf("%w: window %d: want 1 or more messages in flight (0: the default, %d)", ErrBadSelection, window, DefaultWindow)
+	}
+	return nil
+}
+
+// Replay sends the chosen messages back (README, "Guarantees") and removes each parked
 // copy only after the broker confirmed a routed copy and its audit entry is
 // on disk. The error is for the run as a whole (a missing queue, an
 // unwritable audit log); per-message failures are in the Result, whose
@@ -79,10 +91,10 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer r.close()
-	if _, merr := s.Management(); merr != nil {
+	if _, merr := s.Management(ctx); merr != nil {
 		r.tally.note(merr.Error() + " (origins through delay queues are not followed)")
 	}
-	err = s.replayPasses(ctx, r, o.Queue, sel, s.originQuery(o.Queue, o.To), replayPrepare(o.Queue, o.Target, "replay"))
+	err = s.replayPasses(ctx, r, o.Queue, sel, s.originQuery(ctx, o.Queue, o.To), replayPrepare(o.Queue, o.Target, "replay"))
 	r.leftovers()
 	return r.tally.finish(), err
 }
@@ -116,7 +128,7 @@ func destinationFor(sum Summary, target Target) (retrycore.Destination, error) {
 	}
 	if target == TargetQueue {
 		if sum.Origin.Queue == "" {
-			return retrycore.Destination{}, errors.New("the queue it failed in is not known (no x-original-queue, failed-queue header or rejected x-death entry); use --to or --target origin")
+			return retrycore.Destination{}, ErrFailedQueueUnknown
 		}
 		return retrycore.Destination{Exchange: "", RoutingKey: sum.Origin.Queue}, nil
 	}

@@ -28,16 +28,16 @@ func newSelection(sel Selector, needOne bool) (*selection, error) {
 		s.ids = make(map[string]bool, len(sel.IDs))
 		for _, id := range sel.IDs {
 			if id == "" {
-				return nil, fmt.Errorf("%w: empty --id", ErrBadSelection)
+				return nil, fmt.Errorf("%w: an empty id", ErrBadSelection)
 			}
 			s.ids[id] = true
 		}
 	}
 	switch {
 	case sel.All && (s.ids != nil || f != nil):
-		return nil, fmt.Errorf("%w: --all selects every message; do not combine it with --id or --filter", ErrBadSelection)
+		return nil, fmt.Errorf("%w: all selects every message; do not combine it with ids or a filter", ErrBadSelection)
 	case needOne && !sel.All && s.ids == nil && f == nil:
-		return nil, fmt.Errorf("%w: choose the messages with --id, --all or --filter", ErrBadSelection)
+		return nil, fmt.Errorf("%w: no messages chosen: give ids, all or a filter", ErrBadSelection)
 	case !needOne && s.ids == nil && f == nil:
 		s.all = true
 	}

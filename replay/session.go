@@ -47,6 +47,7 @@ type Session struct {
 	mgmtErr error
 	mgmtAt  time.Time // when mgmtErr was found; retried after mgmtRetry
 	closed  bool
+	dials   map[string]chan struct{} // per connection role: one dial at a time
 }
 
 // Open connects the consuming connection (so that a wrong URL, password or
@@ -131,35 +132,53 @@ func (s *Session) Config() Config { return s.cfg }
 // again (a TUI session lives long; the API may come back).
 const mgmtRetry = 30 * time.Second
 
-// Management returns the management API client, checking that it answers.
-// When it is not configured or not answering the error wraps
-// broker.ErrNoManagement; features that need it say so, the rest works.
-func (s *Session) Management() (*broker.Management, error) {
+// Management returns the management API client, checking that it answers
+// (within 10 s, or until ctx ends). When it is not configured or not
+// answering the error wraps broker.ErrNoManagement; features that need it
+// say so, the rest works. The session's lock is not held while the API is
+// asked, so Close and other calls do not wait for it.
+func (s *Session) Management(ctx context.Context) (*broker.Management, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mgmt != nil {
-		return s.mgmt, nil
-	}
-	if s.mgmtErr != nil && time.Since(s.mgmtAt) < mgmtRetry {
-		return nil, s.mgmtErr
-	}
-	fail := func(err error) (*broker.Management, error) {
-		s.mgmtErr, s.mgmtAt = noManagement(err), time.Now()
-		return nil, s.mgmtErr
+	m, known, at, closed := s.mgmt, s.mgmtErr, s.mgmtAt, s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, noManagement(errSessionClosed)
+	case m != nil:
+		return m, nil
+	case known != nil && time.Since(at) < mgmtRetry:
+		return nil, known
 	}
 	m, err := s.conn.Management()
-	if err != nil {
-		return fail(err)
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err = m.Overview(pctx)
+		cancel()
+		if err != nil {
+			m.Close()
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := m.Overview(ctx); err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		err = noManagement(err)
+		if ctx.Err() == nil { // an interrupted probe says nothing about the API
+			s.mgmtErr, s.mgmtAt = err, time.Now()
+		}
+		return nil, err
+	}
+	if s.closed || s.mgmt != nil { // closed meanwhile, or another call won
 		m.Close()
-		return fail(err)
+		if s.mgmt == nil {
+			return nil, noManagement(errSessionClosed)
+		}
+		return s.mgmt, nil
 	}
 	s.mgmt, s.mgmtErr = m, nil
 	return m, nil
 }
+
+var errSessionClosed = errors.New("session is closed")
 
 func noManagement(err error) error {
 	if errors.Is(err, broker.ErrNoManagement) {
@@ -170,8 +189,8 @@ func noManagement(err error) error {
 
 // optionalManagement is the management client or nil, for features that
 // work without it (origin via delay queues and route previews say so).
-func (s *Session) optionalManagement() *broker.Management {
-	m, err := s.Management()
+func (s *Session) optionalManagement(ctx context.Context) *broker.Management {
+	m, err := s.Management(ctx)
 	if err != nil {
 		return nil
 	}
@@ -191,12 +210,23 @@ func (s *Session) publisherConn(ctx context.Context) (*broker.Conn, error) {
 }
 
 func (s *Session) live(ctx context.Context, slot **broker.Conn, role string) (*broker.Conn, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("session is closed")
+	// One dial per connection at a time, waited for only as long as ctx
+	// lasts; s.mu is held only to read and set the slot, never through a
+	// dial (up to 60 s), so Close and Management do not wait for one.
+	dial := s.dialing(role)
+	select {
+	case dial <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	if c := *slot; c != nil && !c.IsClosed() {
+	defer func() { <-dial }()
+	s.mu.Lock()
+	c, closed := *slot, s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errSessionClosed
+	}
+	if c != nil && !c.IsClosed() {
 		return c, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -205,8 +235,29 @@ func (s *Session) live(ctx context.Context, slot **broker.Conn, role string) (*b
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed { // closed while dialling
+		_ = c.Close()
+		return nil, errSessionClosed
+	}
 	*slot = c
 	return c, nil
+}
+
+// dialing is the one-slot semaphore of a connection's dials.
+func (s *Session) dialing(role string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dials == nil {
+		s.dials = map[string]chan struct{}{}
+	}
+	ch, ok := s.dials[role]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		s.dials[role] = ch
+	}
+	return ch
 }
 
 // checkQueue reports a missing queue in one line (`no queue "x" in vhost
@@ -255,7 +306,7 @@ func (s *Session) openPass(ctx context.Context, queue string, limit int) (*broke
 	if err := s.checkQueue(ctx, conn, queue); err != nil {
 		return nil, err
 	}
-	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Limit: limit, Management: s.optionalManagement(), Logger: s.log})
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Limit: limit, Management: s.optionalManagement(ctx), Logger: s.log})
 	if err != nil {
 		return nil, err
 	}

@@ -48,9 +48,9 @@ func summarize(ctx context.Context, m broker.Message, id string, q retrycore.Ori
 // override, the configured default, and queue arguments through a cache
 // (a 100k-message parking lot would otherwise ask the management API for
 // the same delay queue 100k times).
-func (s *Session) originQuery(queue string, to *retrycore.Destination) retrycore.OriginQuery {
+func (s *Session) originQuery(ctx context.Context, queue string, to *retrycore.Destination) retrycore.OriginQuery {
 	q := retrycore.OriginQuery{Override: to, Default: s.cfg.DefaultDestination(queue), ParkingLot: queue}
-	if m := s.optionalManagement(); m != nil {
+	if m := s.optionalManagement(ctx); m != nil {
 		q.Queues = &queueArgsCache{m: m, args: map[string]queueArgs{}}
 	}
 	return q

@@ -13,7 +13,7 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// Transform returns the copy a replay publishes (DESIGN §4): a fresh retry
+// Transform returns the copy a replay publishes (README, "Headers"): a fresh retry
 // budget (x-death, x-first-death-*, x-last-death-* and x-retry-count
 // removed), x-delivery-count removed (the broker sets it per queue),
 // user_id and expiration dropped (a foreign user_id is refused with 406, a

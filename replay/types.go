@@ -51,7 +51,7 @@ type Selector struct {
 type Target string
 
 const (
-	// TargetOrigin sends to the resolved origin (DESIGN §4) — the default.
+	// TargetOrigin sends to the resolved origin (README, "Where a replay goes") — the default.
 	TargetOrigin Target = "origin"
 	// TargetQueue sends to the queue that failed alone: the default exchange
 	// with the queue name as routing key.
@@ -138,9 +138,9 @@ func (e *notAllDone) Error() string {
 	switch {
 	case e.reason == "":
 	case e.mixed:
-		s += "; the first: " + oneLine(Cut(e.reason, 300))
+		s += "; the first: " + oneLine(cut(e.reason, 300))
 	default:
-		s += ": " + oneLine(Cut(e.reason, 300))
+		s += ": " + oneLine(cut(e.reason, 300))
 	}
 	return s
 }

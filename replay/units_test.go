@@ -59,17 +59,6 @@ func TestReplayIDsAreUniqueUUIDs(t *testing.T) {
 	}
 }
 
-func TestFormatAge(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "-", 42 * time.Second: "42s", 12*time.Minute + 5*time.Second: "12m5s",
-		3*time.Hour + 12*time.Minute: "3h12m", 51 * time.Hour: "2d3h",
-	} {
-		if got := replay.FormatAge(d); got != want {
-			t.Errorf("FormatAge(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 func TestFilterCompileErrorsAndPlainHeaders(t *testing.T) {
 	for _, src := range []string{"error ==", `age > "1h"`, "nosuch == 1", `id + 1`} {
 		if _, err := replay.CompileFilter(src); !errors.Is(err, replay.ErrBadFilter) || strings.Contains(err.Error(), "\n") {
@@ -89,50 +78,6 @@ func TestFilterCompileErrorsAndPlainHeaders(t *testing.T) {
 	f, _ = replay.CompileFilter(`headers["n"] > 2`)
 	if ok, err := f.Match(broker.Message{Headers: amqp.Table{"n": "text"}}, replay.Summary{ID: "odd"}, "q", time.Now()); ok || err == nil {
 		t.Errorf("odd header type: %v %v; want no match and an error", ok, err)
-	}
-}
-
-func TestSelectorFromFlags(t *testing.T) {
-	for _, tc := range []struct {
-		ids      []string
-		all      bool
-		filter   string
-		allowAll bool
-		ok       bool
-	}{
-		{nil, false, "", true, false},
-		{[]string{"a"}, false, "", true, true},
-		{nil, true, "", true, true},
-		{nil, true, "", false, false},
-		{[]string{"a"}, true, "", true, false},
-		{[]string{"a"}, false, "true", true, false},
-		{nil, false, "true", true, true},
-		{nil, false, "true ==", true, false},
-	} {
-		_, err := replay.SelectorFromFlags(tc.ids, tc.all, tc.filter, tc.allowAll)
-		if (err == nil) != tc.ok {
-			t.Errorf("%+v: %v", tc, err)
-		}
-		if err != nil && !errors.Is(err, replay.ErrBadSelection) && !errors.Is(err, replay.ErrBadFilter) {
-			t.Errorf("%+v: %v is not a usage error", tc, err)
-		}
-	}
-}
-
-func TestFormatBody(t *testing.T) {
-	if got := replay.FormatBody([]byte(`{"a":[1,2]}`), "application/json", 1024); got != "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n" {
-		t.Errorf("json: %q", got)
-	}
-	if got := replay.FormatBody([]byte("plain text"), "text/plain", 1024); got != "plain text\n" {
-		t.Errorf("text: %q", got)
-	}
-	if got := replay.FormatBody([]byte{0, 0xff, 'A'}, "", 1024); !strings.HasPrefix(got, "00000000  00 ff 41") {
-		t.Errorf("binary: %q", got)
-	}
-	huge := make([]byte, 16<<20)
-	got := replay.FormatBody(huge, "", replay.ShowBodyLimit)
-	if !strings.Contains(got, "first 65536 of 16777216 bytes shown") || len(got) > 400<<10 {
-		t.Errorf("16 MiB body: %d bytes of output, tail %q", len(got), got[len(got)-80:])
 	}
 }
 

@@ -3,14 +3,13 @@ package ui
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // Options configure the TUI.
@@ -84,18 +83,13 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 	return m
 }
 
-// runEditor opens path in $VISUAL or $EDITOR (which may carry arguments,
-// such as "code -w"), giving it the terminal.
+// runEditor opens path in the editor (replay.Editor: $VISUAL, $EDITOR,
+// then vi), giving it the terminal.
 func runEditor(path string, done func(error) tea.Msg) tea.Cmd {
-	ed := os.Getenv("VISUAL")
-	if ed == "" {
-		ed = os.Getenv("EDITOR")
+	cmd, err := replay.EditorCommand(context.Background(), path)
+	if err != nil {
+		return func() tea.Msg { return done(err) }
 	}
-	if strings.TrimSpace(ed) == "" {
-		ed = "vi"
-	}
-	args := strings.Fields(ed)
-	cmd := exec.Command(args[0], append(args[1:], path)...) //nolint:gosec // the user's own editor
 	return tea.ExecProcess(cmd, done)
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -170,7 +171,7 @@ func (d *dialog) focusField(i int) tea.Cmd {
 
 // request builds the action from the dialog's fields.
 func (d *dialog) request() (ActionRequest, error) {
-	req := ActionRequest{Queue: d.queue, Select: replay.Selector{IDs: d.ids}, Target: replay.TargetOrigin}
+	req := ActionRequest{Queue: d.queue, Select: replay.Selector{IDs: d.ids}}
 	if d.onlyQueue {
 		req.Target = replay.TargetQueue
 	}
@@ -180,6 +181,11 @@ func (d *dialog) request() (ActionRequest, error) {
 			return req, err
 		}
 		req.To = &dest
+	}
+	// The engine's one rule, as on the command line: a typed destination
+	// and "the failed queue alone" exclude each other.
+	if err := replay.CheckDestination(req.To, req.Target); errors.Is(err, replay.ErrTwoDestinations) {
+		return req, fmt.Errorf("%w: clear the destination, or press %s to send there instead of the failed queue", replay.ErrTwoDestinations, d.c.keys.ToggleTarget.Help().Key)
 	}
 	if s := strings.TrimSpace(d.rate.Value()); s != "" && d.bulk {
 		r, err := strconv.ParseFloat(s, 64)
@@ -268,7 +274,7 @@ func (d *dialog) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return d.close("edit cancelled — nothing changed", statusInfo)
 		}
 	case dlgRunning:
-		if key.Matches(msg, k.Cancel) || msg.String() == "c" {
+		if key.Matches(msg, k.CancelRun) {
 			d.cancelling = true
 			d.run.cancel()
 		}

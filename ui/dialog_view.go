@@ -206,19 +206,19 @@ func (d *dialog) ShortHelp() []key.Binding {
 	case dlgPreparing:
 		return []key.Binding{k.Cancel}
 	case dlgRunning:
-		return []key.Binding{key.NewBinding(key.WithKeys("esc", "c"), key.WithHelp("esc/c", "cancel"))}
+		return []key.Binding{k.CancelRun}
 	case dlgDone:
 		if d.kind == actionEdit && d.draft != nil {
-			return []key.Binding{k.EditAgain, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard"))}
+			return []key.Binding{k.EditAgain, k.Discard}
 		}
-		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "close"))}
+		return []key.Binding{k.Close}
 	}
 	bs := []key.Binding{k.Confirm, k.Cancel}
 	if len(d.fields()) > 1 {
 		bs = append(bs, k.NextField)
 	}
 	if d.usesPlan() {
-		bs = append(bs, key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "target")))
+		bs = append(bs, described(k.ToggleTarget, "target"))
 	}
 	return bs
 }

@@ -9,6 +9,7 @@ import "github.com/charmbracelet/bubbles/key"
 // is not available: top is home or `<`, bottom is end, `G` or `>`.
 type KeyMap struct {
 	Up, Down         key.Binding
+	Left, Right      key.Binding // scroll a message sideways
 	PageUp, PageDown key.Binding
 	Top, Bottom      key.Binding
 	Open             key.Binding
@@ -38,6 +39,9 @@ type KeyMap struct {
 	PrevField    key.Binding
 	ToggleTarget key.Binding
 	EditAgain    key.Binding
+	CancelRun    key.Binding // stops a running action
+	Discard      key.Binding // leaves an edit's draft
+	Close        key.Binding // closes a finished action's dialog
 }
 
 // DefaultKeyMap returns the keys described in the README's key table.
@@ -45,6 +49,8 @@ func DefaultKeyMap() *KeyMap {
 	return &KeyMap{
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Left:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "scroll left")),
+		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "scroll right")),
 		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup", "page up")),
 		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn", "page down")),
 		Top:       key.NewBinding(key.WithKeys("home", "<"), key.WithHelp("home/<", "top")),
@@ -75,6 +81,9 @@ func DefaultKeyMap() *KeyMap {
 		PrevField:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
 		ToggleTarget: key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "origin / failed queue only")),
 		EditAgain:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit again")),
+		CancelRun:    key.NewBinding(key.WithKeys("esc", "c"), key.WithHelp("esc/c", "cancel")),
+		Discard:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard")),
+		Close:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "close")),
 	}
 }
 

@@ -107,9 +107,9 @@ func (m *messageScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.vp.GotoTop()
 	case key.Matches(msg, k.Bottom):
 		m.vp.GotoBottom()
-	case msg.String() == "left" || msg.String() == "h":
+	case key.Matches(msg, k.Left):
 		m.vp.ScrollLeft(8)
-	case msg.String() == "right" || msg.String() == "l":
+	case key.Matches(msg, k.Right):
 		m.vp.ScrollRight(8)
 	case key.Matches(msg, k.Back):
 		return pop
@@ -137,9 +137,8 @@ func (m *messageScreen) ShortHelp() []key.Binding {
 
 func (m *messageScreen) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	scroll := key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "scroll sideways"))
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, scroll},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Left, k.Right},
 		{k.ReplayOne, k.Edit, k.Delete, k.Export},
 		{k.Back, k.Help, k.Quit},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // labelWidth is the column of property and header names.
@@ -134,7 +135,7 @@ func (m *messageScreen) timeline(deaths []retrycore.Death, now time.Time) []stri
 		if i > 0 {
 			lines = append(lines, st.Dim.Render("  │"))
 		}
-		route := clean(destText(retrycore.Destination{Exchange: d.Exchange, RoutingKey: strings.Join(d.RoutingKeys, ", ")}))
+		route := clean(format.Destination(retrycore.Destination{Exchange: d.Exchange, RoutingKey: strings.Join(d.RoutingKeys, ", ")}))
 		reason := pad(clean(d.Reason), 9) + " ×" + padLeft(strconv.FormatInt(d.Count, 10), 3)
 		line := "  " + st.Info.Render("●") + " " + pad(clean(d.Queue), qw) + "  " + st.Bold.Render(reason) + "  " + route + "  " + st.Dim.Render(fmtTime(d.Time, now))
 		lines = append(lines, line)
@@ -175,7 +176,7 @@ func properties(msg *broker.Message) [][2]string {
 	add("type", p.Type)
 	add("user_id", p.UserID)
 	add("app_id", p.AppID)
-	add("delivered from", destText(retrycore.Destination{Exchange: msg.Exchange, RoutingKey: msg.RoutingKey}))
+	add("delivered from", format.Destination(retrycore.Destination{Exchange: msg.Exchange, RoutingKey: msg.RoutingKey}))
 	if msg.Redelivered {
 		add("redelivered", "yes (browsing gives messages back; the broker marks them)")
 	}

@@ -3,46 +3,39 @@ package ui
 import (
 	"context"
 	"errors"
-	"io"
-	"os"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"golang.org/x/term"
+
+	"github.com/parkinglot/parkinglot/ui/iostreams"
 )
 
 // ErrNoTerminal: the TUI was asked for without a terminal to draw on.
 var ErrNoTerminal = errors.New("the TUI needs a terminal; for scripts use `parkinglot list`, `show` and `replay`")
 
-// RunOptions are Run's streams (the process's when nil).
+// RunOptions are Run's options and streams (the process's when nil).
 type RunOptions struct {
 	Options
-	Input  io.Reader
-	Output io.Writer // drawn on when it is a terminal…
-	Errors io.Writer // …otherwise here when this one is (stdout stays clean for pipes)
+	// Streams: drawn on Out when it is a terminal, otherwise on ErrOut when
+	// that one is (stdout stays clean for pipes).
+	Streams *iostreams.IOStreams
 }
 
 // Run shows the TUI in the alternate screen until the user quits or ctx
 // ends, then waits until every worker gave its held messages back.
 func Run(ctx context.Context, b Backend, opts RunOptions) error {
-	in, out := opts.Input, opts.Output
-	if in == nil {
-		in = os.Stdin
+	io := opts.Streams
+	if io == nil {
+		io = iostreams.System()
 	}
-	if out == nil {
-		out = os.Stdout
-	}
-	errOut := opts.Errors
-	if errOut == nil {
-		errOut = os.Stderr
-	}
-	if !isTTY(out) {
-		if !isTTY(errOut) {
+	in, out := io.In, io.Out
+	if !io.OutIsTerminal() {
+		if !io.ErrIsTerminal() {
 			return ErrNoTerminal
 		}
-		out = errOut
+		out = io.ErrOut
 	}
-	if !isTTY(in) {
+	if !io.InIsTerminal() {
 		return ErrNoTerminal
 	}
 	if opts.Renderer == nil {
@@ -57,9 +50,4 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 		err = nil // interrupted or terminated: a normal way to leave
 	}
 	return errors.Join(err, closeErr)
-}
-
-func isTTY(f any) bool {
-	fd, ok := f.(interface{ Fd() uintptr })
-	return ok && term.IsTerminal(int(fd.Fd()))
 }

@@ -40,11 +40,7 @@ func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseRe
 }
 
 func (b sessionBackend) options(req ActionRequest) replay.Options {
-	target := req.Target
-	if req.To != nil {
-		target = replay.TargetOrigin // a typed destination wins over the toggle
-	}
-	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: target, Rate: req.Rate, Progress: req.Progress}
+	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: req.Target, Rate: req.Rate, Progress: req.Progress}
 }
 
 func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, error) {

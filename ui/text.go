@@ -1,10 +1,8 @@
 package ui
 
 import (
-	"encoding/hex"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,10 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/replay"
-	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // clean makes text from a message safe to draw: control characters (an
@@ -109,21 +106,12 @@ func fmtTime(t, now time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z") + " (" + fmtAge(now.Sub(t)) + " ago)"
 }
 
-// destText is "exchange → routing key"; the default exchange is "(default)".
-func destText(d retrycore.Destination) string {
-	ex := d.Exchange
-	if ex == "" {
-		ex = "(default)"
-	}
-	return ex + " → " + d.RoutingKey
-}
-
 // originText is where a summary's message would be replayed to.
 func originText(s replay.Summary) string {
 	if s.Origin == nil {
 		return "? unknown"
 	}
-	return clean(destText(s.Origin.Destination))
+	return clean(format.Destination(s.Origin.Destination))
 }
 
 func fmtCount(n int64) string {
@@ -147,76 +135,6 @@ func fmtRate(r float64) string {
 	return strconv.FormatFloat(r, 'f', 0, 64) + "/s"
 }
 
-// maxValueLen bounds one header value on screen; longer ones are cut.
-const maxValueLen = 2048
-
-// fmtValue renders a header value of any type amqp091-go decodes on one
-// line, never panicking and never longer than maxValueLen.
-func fmtValue(v any) string {
-	var b strings.Builder
-	writeValue(&b, v, 0)
-	s := b.String()
-	if len(s) > maxValueLen {
-		s = s[:maxValueLen]
-		for !utf8.ValidString(s) && len(s) > 0 {
-			s = s[:len(s)-1]
-		}
-		s += "…"
-	}
-	return clean(s)
-}
-
-func writeValue(b *strings.Builder, v any, depth int) {
-	if depth > 8 || b.Len() > maxValueLen {
-		b.WriteString("…")
-		return
-	}
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case string:
-		b.WriteString(x)
-	case []byte:
-		if utf8.Valid(x) {
-			b.WriteString(string(x))
-		} else {
-			b.WriteString("0x" + hex.EncodeToString(x[:min(len(x), 256)]))
-		}
-	case time.Time:
-		b.WriteString(x.UTC().Format(time.RFC3339))
-	case amqp.Decimal:
-		fmt.Fprintf(b, "%de-%d", x.Value, x.Scale)
-	case amqp.Table:
-		writeTable(b, x, depth)
-	case map[string]any:
-		writeTable(b, amqp.Table(x), depth)
-	case []any:
-		b.WriteString("[")
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeValue(b, e, depth+1)
-		}
-		b.WriteString("]")
-	default:
-		fmt.Fprint(b, x)
-	}
-}
-
-func writeTable(b *strings.Builder, t amqp.Table, depth int) {
-	keys := make([]string, 0, len(t))
-	for k := range t {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b.WriteString("{")
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(k + ": ")
-		writeValue(b, t[k], depth+1)
-	}
-	b.WriteString("}")
-}
+// fmtValue renders a header value on one line by the rule `show` uses
+// (format.Value), made safe to draw.
+func fmtValue(v any) string { return clean(format.Value(v)) }

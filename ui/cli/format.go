@@ -1,4 +1,4 @@
-package replay
+package cli
 
 import (
 	"fmt"
@@ -9,7 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // FormatAge is a short age for tables: "42s", "12m5s", "3h12m", "2d3h".
@@ -31,20 +33,11 @@ func FormatAge(d time.Duration) string {
 
 // FormatOrigin is "exchange → routing key" ("(default) → q" for the
 // default exchange), or "?" when the origin cannot be told.
-func FormatOrigin(s Summary) string {
+func FormatOrigin(s replay.Summary) string {
 	if s.Origin == nil {
 		return "?"
 	}
-	return FormatDestination(s.Origin.Destination)
-}
-
-// FormatDestination is "exchange → routing key".
-func FormatDestination(d retrycore.Destination) string {
-	ex := d.Exchange
-	if ex == "" {
-		ex = "(default)"
-	}
-	return ex + " → " + d.RoutingKey
+	return format.Destination(s.Origin.Destination)
 }
 
 // Cut shortens s to at most n runes, marking the cut with "…".
@@ -60,7 +53,7 @@ func Cut(s string, n int) string {
 }
 
 // WriteQueues prints the queue table; parking lots are marked with "*".
-func WriteQueues(w io.Writer, rows []QueueRow) error {
+func WriteQueues(w io.Writer, rows []replay.QueueRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tNAME\tTYPE\tMESSAGES\tREADY\tUNACKED\tCONSUMERS")
 	for _, r := range rows {
@@ -94,7 +87,7 @@ const (
 )
 
 // Write prints the header (once) and the rows.
-func (t *SummaryTable) Write(sums []Summary) error {
+func (t *SummaryTable) Write(sums []replay.Summary) error {
 	width := t.Width
 	if width <= 0 {
 		width = 120
@@ -130,7 +123,7 @@ func oneLine(s string) string {
 // WritePlan prints what a replay would do: a route line per destination
 // with its warning, then up to maxItems messages, the refused ones and the
 // ids not found.
-func WritePlan(w io.Writer, p Plan, maxItems int) error {
+func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d message(s) in %s to replay", len(p.Items), p.Queue)
 	if len(p.Refused) > 0 {
@@ -148,7 +141,7 @@ func WritePlan(w io.Writer, p Plan, maxItems int) error {
 			fmt.Fprintf(&b, "  … and %d more\n", len(p.Items)-maxItems)
 			break
 		}
-		fmt.Fprintf(&b, "  %s → %s  (%s)\n", it.ID, FormatDestination(it.Destination), it.Source)
+		fmt.Fprintf(&b, "  %s → %s  (%s)\n", it.ID, format.Destination(it.Destination), it.Source)
 	}
 	for _, f := range p.Refused {
 		fmt.Fprintf(&b, "  refused %s: %s\n", f.ID, f.Err)
@@ -165,7 +158,7 @@ func WritePlan(w io.Writer, p Plan, maxItems int) error {
 
 // WriteResult prints the outcome of a run: a count line, then one line per
 // message not done (id and reason), then notes.
-func WriteResult(w io.Writer, verb string, r Result) error {
+func WriteResult(w io.Writer, verb string, r replay.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d message(s)", verb, r.Done)
 	if r.Failed > 0 {
@@ -187,10 +180,23 @@ func WriteResult(w io.Writer, verb string, r Result) error {
 
 // ProgressLine is the one-line progress a terminal shows (carriage-return
 // updated) from an event.
-func ProgressLine(verb string, e Event) string {
+func ProgressLine(verb string, e replay.Event) string {
 	line := fmt.Sprintf("%s %d/%d", verb, e.Done, e.Total)
-	if e.Kind == EventRateLimit {
+	if e.Kind == replay.EventRateLimit {
 		line += " (rate limited)"
 	}
 	return line
+}
+
+// WriteImportPlan prints an import plan.
+func WriteImportPlan(w io.Writer, p replay.ImportPlan) error {
+	if _, err := fmt.Fprintf(w, "%d message(s) in %s to publish\n", p.Messages, p.File); err != nil {
+		return err
+	}
+	for _, d := range p.Destinations {
+		if _, err := fmt.Fprintf(w, "  %d → %s\n", d.Messages, d.Destination); err != nil {
+			return err
+		}
+	}
+	return nil
 }

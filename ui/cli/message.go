@@ -1,4 +1,4 @@
-package replay
+package cli
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // ShowBodyLimit is how much of a body show prints.
@@ -36,7 +38,7 @@ type shownMessage struct {
 }
 
 // MessageJSON is the one-line JSON `show -o json` prints.
-func MessageJSON(queue string, m broker.Message, s Summary) ([]byte, error) {
+func MessageJSON(queue string, m broker.Message, s replay.Summary) ([]byte, error) {
 	raw, err := m.MarshalJSON() // not json.Marshal: its error would name Go types
 	if err != nil {
 		return nil, err
@@ -48,7 +50,7 @@ func MessageJSON(queue string, m broker.Message, s Summary) ([]byte, error) {
 // headers (x-last-error and x-retry-count first), the death history as a
 // timeline, and the body (JSON pretty-printed, text as is, binary as a hex
 // dump; the first 64 KiB).
-func WriteMessage(w io.Writer, queue string, m broker.Message, s Summary, now time.Time) error {
+func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary, now time.Time) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -56,7 +58,7 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s Summary, now ti
 	f := s.Facts
 	fmt.Fprintf(&b, "Message   %s  in %s\n", s.ID, queue)
 	if s.Origin != nil {
-		fmt.Fprintf(&b, "Origin    %s  (%s)\n", FormatDestination(s.Origin.Destination), s.Origin.Source)
+		fmt.Fprintf(&b, "Origin    %s  (%s)\n", format.Destination(s.Origin.Destination), s.Origin.Source)
 		if s.Origin.Queue != "" {
 			fmt.Fprintf(&b, "Failed in %s\n", s.Origin.Queue)
 		}
@@ -172,73 +174,7 @@ func writeHeaders(b *strings.Builder, h amqp.Table) {
 	}
 	for _, k := range order {
 		v := h[k]
-		fmt.Fprintf(b, "  %-28s %-9s %s\n", oneLine(k), broker.TypeName(v), Cut(FormatValue(v), 300))
-	}
-}
-
-// FormatValue renders a header value on one line.
-func FormatValue(v any) string {
-	var b strings.Builder
-	formatValue(&b, v, 0)
-	return b.String()
-}
-
-func formatValue(b *strings.Builder, v any, depth int) {
-	if depth > 8 {
-		b.WriteString("…")
-		return
-	}
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("void")
-	case string:
-		if utf8.ValidString(x) {
-			fmt.Fprintf(b, "%q", x)
-		} else {
-			fmt.Fprintf(b, "(not UTF-8) %x", x)
-		}
-	case []byte:
-		if utf8.Valid(x) {
-			fmt.Fprintf(b, "%q", x)
-		} else {
-			fmt.Fprintf(b, "%x", x)
-		}
-	case time.Time:
-		b.WriteString(x.UTC().Format(time.RFC3339))
-	case amqp.Decimal:
-		fmt.Fprintf(b, "%de-%d", x.Value, x.Scale)
-	case amqp.Table:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteString("{")
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(k + ": ")
-			formatValue(b, x[k], depth+1)
-		}
-		b.WriteString("}")
-	case map[string]any:
-		formatValue(b, amqp.Table(x), depth)
-	case []any:
-		b.WriteString("[")
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if i >= 20 {
-				fmt.Fprintf(b, "… %d more", len(x)-i)
-				break
-			}
-			formatValue(b, e, depth+1)
-		}
-		b.WriteString("]")
-	default:
-		fmt.Fprint(b, x)
+		fmt.Fprintf(b, "  %-28s %-9s %s\n", oneLine(format.Key(k)), broker.TypeName(v), Cut(format.Value(v), 300))
 	}
 }
 
@@ -293,7 +229,7 @@ func FormatBody(body []byte, contentType string, limit int) string {
 	switch {
 	case len(body) == 0:
 		out = "(empty)\n"
-	case !cut && (IsJSON(contentType) || json.Valid(body)) && json.Valid(body):
+	case !cut && (replay.IsJSON(contentType) || json.Valid(body)) && json.Valid(body):
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, body, "", "  "); err == nil {
 			out = buf.String() + "\n"

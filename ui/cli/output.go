@@ -1,4 +1,4 @@
-package replay
+package cli
 
 import (
 	"bufio"
@@ -10,51 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/replay"
 )
-
-// Helpers that keep the CLI commands in main.go thin: flag checks, the
-// confirmation prompt, JSON Lines and the progress printer.
-
-// SelectorFromFlags checks --id/--all/--filter: exactly one (mutually
-// exclusive), and --all only where allowAll. Errors wrap ErrBadSelection
-// or ErrBadFilter (usage errors).
-func SelectorFromFlags(ids []string, all bool, filter string, allowAll bool) (Selector, error) {
-	n := 0
-	for _, set := range []bool{len(ids) > 0, all, filter != ""} {
-		if set {
-			n++
-		}
-	}
-	choose := "--id or --filter"
-	if allowAll {
-		choose = "--id, --all or --filter"
-	}
-	switch {
-	case n == 0:
-		return Selector{}, fmt.Errorf("%w: choose the messages with %s", ErrBadSelection, choose)
-	case n > 1:
-		return Selector{}, fmt.Errorf("%w: %s are mutually exclusive; give one", ErrBadSelection, choose)
-	case all && !allowAll:
-		return Selector{}, fmt.Errorf("%w: choose the messages with %s", ErrBadSelection, choose)
-	}
-	if _, err := CompileFilter(filter); err != nil {
-		return Selector{}, err
-	}
-	return Selector{IDs: ids, All: all, Filter: filter}, nil
-}
-
-// DestinationFlag parses --to ("" is nil).
-func DestinationFlag(s string) (*retrycore.Destination, error) {
-	if s == "" {
-		return nil, nil
-	}
-	d, err := retrycore.ParseDestination(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --to %w", ErrBadSelection, err)
-	}
-	return &d, nil
-}
 
 // Confirm asks prompt on out and reads one line from in: only a whole line
 // "y" or "yes" proceeds. A partial line cut by end of input, a read error or
@@ -117,12 +74,13 @@ type ProgressPrinter struct {
 }
 
 // Event is the Progress callback.
-func (p *ProgressPrinter) Event(e Event) {
+func (p *ProgressPrinter) Event(e replay.Event) {
+	e.Err = hint(e.Err)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.JSON != nil {
 		switch e.Kind {
-		case EventPlanned, EventRateLimit, EventFinished:
+		case replay.EventPlanned, replay.EventRateLimit, replay.EventFinished:
 		default:
 			if p.enc == nil {
 				p.bw = bufio.NewWriter(p.JSON)
@@ -132,8 +90,8 @@ func (p *ProgressPrinter) Event(e Event) {
 			_ = p.enc.Encode(e)
 		}
 	}
-	if p.Terminal != nil && e.Kind != EventPlanned {
-		if time.Since(p.last) >= 100*time.Millisecond || e.Kind == EventFinished {
+	if p.Terminal != nil && e.Kind != replay.EventPlanned {
+		if time.Since(p.last) >= 100*time.Millisecond || e.Kind == replay.EventFinished {
 			p.last = time.Now()
 			p.drawn = true
 			fmt.Fprintf(p.Terminal, "\r\033[K%s", ProgressLine(p.Verb, e))
@@ -156,6 +114,6 @@ func (p *ProgressPrinter) Finish() {
 
 // ResultJSON is the last line `-o json` prints for a run.
 type ResultJSON struct {
-	Event EventKind `json:"event"`
-	Result
+	Event replay.EventKind `json:"event"`
+	replay.Result
 }

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// DeleteOptions are `parkinglot delete`'s.
+type DeleteOptions struct {
+	*Factory
+	Queue  string
+	Select replay.Selector
+	Yes    bool
+}
+
+// NewCmdDelete is `parkinglot delete QUEUE (--id ID… | --filter EXPR |
+// --all) [--yes]`.
+func NewCmdDelete(f *Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{Factory: f}
+	var (
+		ids    []string
+		filter string
+		all    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "delete QUEUE (--id ID… | --filter EXPR | --all) [--yes]",
+		Short: "Remove chosen messages from a parking lot (audit-logged)",
+		Args:  oneArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sel, err := selectorFromFlags(ids, all, filter, true)
+			if err != nil {
+				return cliErr(err)
+			}
+			opts.Queue, opts.Select = args[0], sel
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return deleteRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&ids, "id", nil, "message id; repeatable")
+	cmd.Flags().StringVar(&filter, "filter", "", "messages matching this expression")
+	cmd.Flags().BoolVar(&all, "all", false, "every message in the queue")
+	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "do not ask (needed without a terminal)")
+	return cmd
+}
+
+func deleteRun(ctx context.Context, opts *DeleteOptions) error {
+	f := opts.Factory
+	s, err := f.Session(ctx, "delete")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if !opts.Yes {
+		if err := previewRemoval(ctx, f, s, "delete", opts.Queue, opts.Select); err != nil {
+			return err
+		}
+	}
+	return runAndReport(f, f.IOStreams.Out, "deleted", func(progress func(replay.Event)) (replay.Result, error) {
+		return s.Delete(ctx, replay.DeleteOptions{Queue: opts.Queue, Select: opts.Select, Progress: progress})
+	})
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// Exit statuses (README, "The CLI").
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitUsage   = 2
+	ExitPartial = 3
+)
+
+// UsageError is bad command-line use: a wrong flag, argument or
+// combination (exit 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// ExitCode maps a command's error to the exit status, by its type only.
+func ExitCode(err error) int {
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue), errors.Is(err, replay.ErrNeedsConfirmation), errors.Is(err, replay.ErrDeclined):
+		return ExitUsage
+	case errors.Is(err, replay.ErrNotAllDone):
+		return ExitPartial
+	}
+	return ExitError
+}
+
+// usageArgs makes cobra's argument validators return a UsageError.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return &UsageError{err}
+		}
+		return nil
+	}
+}
+
+var (
+	noArgs = usageArgs(cobra.NoArgs)
+	oneArg = usageArgs(cobra.ExactArgs(1))
+)
+
+func exactArgs(n int) cobra.PositionalArgs { return usageArgs(cobra.ExactArgs(n)) }
+
+// flagError is the root's flag error func: every flag pflag cannot parse
+// is a usage error, worded without Go's function names.
+func flagError(_ *cobra.Command, err error) error {
+	return &UsageError{flagProblem(err)}
+}
+
+// flagValue matches pflag's text for a value it cannot parse, which quotes
+// Go's strconv error: `invalid argument "abc" for "--limit" flag:
+// strconv.ParseInt: parsing "abc": invalid syntax`.
+var flagValue = regexp.MustCompile(`^(invalid argument ".*" for ".*" flag): strconv\.Parse(Int|Uint|Float|Bool)(?:: parsing ".*")?: (.*)$`)
+
+// flagProblem words a flag value error without Go's function names (the
+// error stays a usage error by its type; the text is only reworded).
+func flagProblem(err error) error {
+	m := flagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Int": "a whole number", "Uint": "a whole number of 0 or more", "Float": "a number", "Bool": "true or false"}[m[2]]
+	if strings.Contains(m[3], "out of range") {
+		want += " in range"
+	}
+	return fmt.Errorf("%s: want %s", m[1], want)
+}
+
+// cliErr makes the engine's selection and filter errors usage errors
+// (exit 2), naming the flag that mends them.
+func cliErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, replay.ErrBadFilter) || errors.Is(err, replay.ErrBadSelection) {
+		return &UsageError{err}
+	}
+	return err
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// ExportOptions are `parkinglot export`'s.
+type ExportOptions struct {
+	*Factory
+	Queue  string
+	File   string // "" or "-": stdout
+	Select replay.Selector
+	Remove bool
+	Yes    bool
+}
+
+// NewCmdExport is `parkinglot export QUEUE [--file F] [--filter EXPR |
+// --id ID…] [--remove [--yes]]`.
+func NewCmdExport(f *Factory, runF func(context.Context, *ExportOptions) error) *cobra.Command {
+	opts := &ExportOptions{Factory: f}
+	var (
+		filter string
+		ids    []string
+	)
+	cmd := &cobra.Command{
+		Use:   "export QUEUE [--file F] [--filter EXPR] [--remove [--yes]]",
+		Short: "Write messages as JSON Lines (lossless); non-destructive unless --remove",
+		Args:  oneArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if filter != "" && len(ids) > 0 {
+				return usagef("--id and --filter are mutually exclusive; give one")
+			}
+			if _, err := replay.CompileFilter(filter); err != nil {
+				return cliErr(err)
+			}
+			if opts.Remove && (opts.File == "" || opts.File == "-") {
+				return usagef("--remove needs --file F: a message is removed only after its line is fsynced to a file")
+			}
+			opts.Queue, opts.Select = args[0], replay.Selector{IDs: ids, Filter: filter}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return exportRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.File, "file", "", "export file, created 0600 and never overwritten (default: stdout)")
+	cmd.Flags().StringVar(&filter, "filter", "", "only messages matching this expression")
+	cmd.Flags().StringArrayVar(&ids, "id", nil, "only this message id; repeatable")
+	cmd.Flags().BoolVar(&opts.Remove, "remove", false, "remove each message once its line is fsynced to --file")
+	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "do not ask (needed for --remove without a terminal)")
+	return cmd
+}
+
+func exportRun(ctx context.Context, opts *ExportOptions) error {
+	f, io := opts.Factory, opts.IOStreams
+	s, err := f.Session(ctx, "export")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if opts.Remove && !opts.Yes {
+		if err := previewRemoval(ctx, f, s, "export to "+opts.File+" and remove", opts.Queue, opts.Select); err != nil {
+			return err
+		}
+	}
+	report := io.Out
+	if opts.File == "" || opts.File == "-" {
+		report = io.ErrOut // stdout carries the export
+	}
+	verb := "exported"
+	if opts.Remove {
+		verb = "exported and removed"
+	}
+	err = runAndReport(f, report, verb, func(progress func(replay.Event)) (replay.Result, error) {
+		return s.Export(ctx, replay.ExportOptions{Queue: opts.Queue, Select: opts.Select, File: opts.File, Out: io.Out, Remove: opts.Remove, Progress: progress})
+	})
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w; choose another --file", err)
+	}
+	return err
+}

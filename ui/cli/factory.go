@@ -1,0 +1,81 @@
+// Package cli is parkinglot's command line: one file per command (an
+// options struct, NewCmdX and xRun), sharing one Factory. The commands turn
+// flags into the engine's options (package replay, retrycore), call it once
+// and print the outcome; every word about flags is here, not in the engine.
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/iostreams"
+)
+
+// Factory is what every command shares: the streams, the global flags'
+// values, the resolved config and connection, a logger and a lazy session
+// (so --help never dials a broker). The root command fills it before a
+// command runs.
+type Factory struct {
+	IOStreams *iostreams.IOStreams
+	Version   string
+	// Getenv reads the environment (os.Getenv; tests give their own).
+	Getenv func(string) string
+
+	// Global flags.
+	Output     string // -o: text or json
+	LogLevel   string
+	ConfigPath string
+	ConnFlags  replay.ConnectionFlags
+
+	// Resolved by the root before a command runs.
+	Config replay.Config
+	Conn   replay.Connection
+	Log    *slog.Logger
+
+	// OpenSession opens a replay session named for the command; nil is
+	// replay.Open on Conn and Config.
+	OpenSession func(ctx context.Context, name string) (*replay.Session, error)
+}
+
+// NewFactory is a factory on streams with the process's environment.
+func NewFactory(streams *iostreams.IOStreams) *Factory {
+	return &Factory{IOStreams: streams, Version: "dev", Getenv: os.Getenv, Output: "text", LogLevel: "info",
+		Log: slog.New(slog.DiscardHandler)}
+}
+
+// JSON reports whether -o json was given.
+func (f *Factory) JSON() bool { return f.Output == "json" }
+
+// Session opens a replay session named for the command (or
+// $PARKINGLOT_CONNECTION_NAME, so tests can find and close its
+// connections). Nothing dials before a command asks for it.
+func (f *Factory) Session(ctx context.Context, what string) (*replay.Session, error) {
+	name := f.Getenv("PARKINGLOT_CONNECTION_NAME")
+	if name == "" {
+		name = "parkinglot " + what
+	}
+	if f.OpenSession != nil {
+		return f.OpenSession(ctx, name)
+	}
+	return replay.Open(ctx, f.Conn, f.Config, name, f.Log)
+}
+
+// newLogger is a text logger on the error stream that keeps passwords out
+// of every line.
+func (f *Factory) newLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr}))
+}
+
+// redactAttr keeps passwords out of every log line.
+func redactAttr(_ []string, at slog.Attr) slog.Attr {
+	switch v := at.Value.Any().(type) {
+	case string:
+		return slog.String(at.Key, broker.RedactText(v))
+	case error:
+		return slog.String(at.Key, broker.RedactText(v.Error()))
+	}
+	return at
+}

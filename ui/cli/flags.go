@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// selectorFromFlags checks --id/--all/--filter: exactly one (mutually
+// exclusive), and --all only where allowAll. Errors wrap ErrBadSelection
+// or ErrBadFilter (usage errors).
+func selectorFromFlags(ids []string, all bool, filter string, allowAll bool) (replay.Selector, error) {
+	n := 0
+	for _, set := range []bool{len(ids) > 0, all, filter != ""} {
+		if set {
+			n++
+		}
+	}
+	choose := "--id or --filter"
+	if allowAll {
+		choose = "--id, --all or --filter"
+	}
+	switch {
+	case n == 0:
+		return replay.Selector{}, fmt.Errorf("%w: choose the messages with %s", replay.ErrBadSelection, choose)
+	case n > 1:
+		return replay.Selector{}, fmt.Errorf("%w: %s are mutually exclusive; give one", replay.ErrBadSelection, choose)
+	case all && !allowAll:
+		return replay.Selector{}, fmt.Errorf("%w: choose the messages with %s", replay.ErrBadSelection, choose)
+	}
+	if _, err := replay.CompileFilter(filter); err != nil {
+		return replay.Selector{}, err
+	}
+	return replay.Selector{IDs: ids, All: all, Filter: filter}, nil
+}
+
+// destinationFlag parses --to ("" is nil).
+func destinationFlag(s string) (*retrycore.Destination, error) {
+	if s == "" {
+		return nil, nil
+	}
+	d, err := retrycore.ParseDestination(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --to %w", replay.ErrBadSelection, err)
+	}
+	return &d, nil
+}
+
+// destinationFlags are --to and --target, checked by the engine's one rule
+// (replay.CheckDestination) that the TUI's dialog uses too.
+type destinationFlags struct {
+	to, target string
+}
+
+func (d *destinationFlags) register(cmd *cobra.Command, toHelp, targetHelp string) {
+	cmd.Flags().StringVar(&d.to, "to", "", toHelp)
+	cmd.Flags().StringVar(&d.target, "target", string(replay.TargetOrigin), targetHelp)
+}
+
+// parse is the destination and target the flags say; the target is ""
+// (the origin) when --target was not given.
+func (d *destinationFlags) parse(cmd *cobra.Command) (*retrycore.Destination, replay.Target, error) {
+	to, err := destinationFlag(d.to)
+	if err != nil {
+		return nil, "", cliErr(err)
+	}
+	target := replay.Target("")
+	if cmd.Flags().Changed("target") {
+		target = replay.Target(d.target)
+	}
+	if err := replay.CheckDestination(to, target); err != nil {
+		if errors.Is(err, replay.ErrBadTarget) {
+			return nil, "", usagef("%w: --target %q: use origin or queue", replay.ErrBadSelection, d.target)
+		}
+		return nil, "", destinationErr(err)
+	}
+	return to, target, nil
+}
+
+// destinationErr names the flags that mend an engine destination error.
+func destinationErr(err error) error {
+	switch {
+	case errors.Is(err, replay.ErrTwoDestinations):
+		return usagef("--to and --target both say where to send; give one")
+	}
+	return cliErr(err)
+}
+
+// failedQueueHint is what mends replay.ErrFailedQueueUnknown on the
+// command line.
+const failedQueueHint = "; use --to or --target origin"
+
+// hint adds the flag that mends a per-message reason (they are texts in
+// results and plans, so the engine's sentinel is matched whole).
+func hint(reason string) string {
+	if reason == replay.ErrFailedQueueUnknown.Error() {
+		return reason + failedQueueHint
+	}
+	return reason
+}
+
+func hintFailures(fs []replay.Failure) []replay.Failure {
+	if len(fs) == 0 {
+		return fs
+	}
+	out := make([]replay.Failure, len(fs))
+	for i, f := range fs {
+		out[i] = replay.Failure{ID: f.ID, Err: hint(f.Err)}
+	}
+	return out
+}
+
+func hintPlan(p replay.Plan) replay.Plan {
+	p.Refused = hintFailures(p.Refused)
+	return p
+}
+
+func hintResult(r replay.Result) replay.Result {
+	r.Failures = hintFailures(r.Failures)
+	return r
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// ListOptions are `parkinglot list`'s.
+type ListOptions struct {
+	*Factory
+	Queue  string
+	Limit  int
+	Filter string
+}
+
+// NewCmdList is `parkinglot list QUEUE [--limit N] [--filter EXPR]`.
+func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "list QUEUE [--limit N] [--filter EXPR]",
+		Short: "List parked messages without removing them: id, parked age, origin, attempts, error",
+		Long: `List parked messages without removing them (each is held and given back).
+
+--filter is an expr-lang expression over: id, exchange, routing_key, queue,
+error, error_type, attempts, age, parked_at, headers, body, content_type,
+redelivered, origin_exchange, origin_routing_key. Examples:
+  --filter 'error contains "timeout"'
+  --filter 'age > duration("1h") && attempts >= 3'
+  --filter 'headers["tenant"] == "acme"'`,
+		Args: oneArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Queue = args[0]
+			if _, err := replay.CompileFilter(opts.Filter); err != nil {
+				return cliErr(err)
+			}
+			if opts.Limit < 0 {
+				return usagef("--limit %d: want 0 (all) or more", opts.Limit)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return listRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "list at most N messages (0: all)")
+	cmd.Flags().StringVar(&opts.Filter, "filter", "", "only messages matching this expression")
+	return cmd
+}
+
+func listRun(ctx context.Context, opts *ListOptions) error {
+	s, err := opts.Session(ctx, "list")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	out := opts.IOStreams.Out
+	table := &SummaryTable{W: out, Width: opts.IOStreams.Width()}
+	var werr error
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: opts.Queue, Limit: opts.Limit, Filter: opts.Filter,
+		OnBatch: func(batch []replay.Summary) {
+			if werr != nil {
+				return
+			}
+			if opts.JSON() {
+				werr = WriteJSONLines(out, batch)
+			} else {
+				werr = table.Write(batch)
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	if !opts.JSON() && len(b.Summaries) == 0 {
+		fmt.Fprintf(out, "no messages in %s match\n", opts.Queue)
+	}
+	notes(opts.Factory, b.Notes)
+	return nil
+}

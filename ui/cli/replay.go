@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// ReplayOptions are `parkinglot replay`'s: the engine's options, and
+// whether to only preview or not to ask.
+type ReplayOptions struct {
+	*Factory
+	replay.Options
+	DryRun, Yes bool
+}
+
+// NewCmdReplay is `parkinglot replay QUEUE (--id ID… | --all | --filter
+// EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N]
+// [--dry-run] [--yes]`.
+func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
+	opts := &ReplayOptions{Factory: f}
+	var (
+		ids    []string
+		all    bool
+		filter string
+		dest   destinationFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "replay QUEUE (--id ID… | --all | --filter EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N] [--dry-run] [--yes]",
+		Short: "Send parked messages back where they came from; each is removed only after the broker confirmed a routed copy",
+		Args:  oneArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sel, err := selectorFromFlags(ids, all, filter, true)
+			if err != nil {
+				return cliErr(err)
+			}
+			to, target, err := dest.parse(cmd)
+			if err != nil {
+				return err
+			}
+			if err := checkRateWindow(opts.Rate, opts.Window); err != nil {
+				return err
+			}
+			opts.Queue, opts.Select, opts.To, opts.Target = args[0], sel, to, target
+			if !cmd.Flags().Changed("rate") {
+				opts.Rate = f.Config.ParkingLots[opts.Queue].Rate
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return replayRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&ids, "id", nil, "message id (message_id or sha256: content id); repeatable")
+	fl.BoolVar(&all, "all", false, "every message in the queue")
+	fl.StringVar(&filter, "filter", "", "messages matching this expression (see parkinglot list --help)")
+	dest.register(cmd, "send to EXCHANGE:ROUTING_KEY instead of the origin (\":queue\" for the default exchange)",
+		"origin (the origin's exchange and routing key) or queue (only the queue that failed)")
+	fl.Float64Var(&opts.Rate, "rate", 0, "at most N messages per second (default: the parking lot's rate in the config, else unlimited)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would go where, change nothing")
+	fl.BoolVar(&opts.Yes, "yes", false, "do not ask (needed without a terminal)")
+	fl.IntVar(&opts.Window, "window", replay.DefaultWindow, "messages in flight (published, not yet confirmed and removed)")
+	return cmd
+}
+
+// checkRateWindow refuses a negative --rate or --window before anything
+// is dialled.
+func checkRateWindow(rate float64, window int) error {
+	if rate < 0 {
+		return usagef("%w: --rate %v: want a positive number of messages per second", replay.ErrBadSelection, rate)
+	}
+	if window < 0 {
+		return usagef("%w: --window %d: want 1 or more messages in flight (0: the default, %d)", replay.ErrBadSelection, window, replay.DefaultWindow)
+	}
+	return nil
+}
+
+func replayRun(ctx context.Context, opts *ReplayOptions) error {
+	f := opts.Factory
+	s, err := f.Session(ctx, "replay")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	o := opts.Options
+	if opts.DryRun || !opts.Yes {
+		plan, err := s.Plan(ctx, o)
+		if err != nil {
+			return destinationErr(err)
+		}
+		if err := printPlan(f, plan); err != nil {
+			return err
+		}
+		if opts.DryRun {
+			return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
+		}
+		if len(plan.Items) == 0 {
+			fmt.Fprintln(f.IOStreams.ErrOut, "nothing to replay")
+			return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
+		}
+		if err := confirm(ctx, f); err != nil {
+			return err
+		}
+	}
+	return runAndReport(f, f.IOStreams.Out, "replayed", func(progress func(replay.Event)) (replay.Result, error) {
+		o.Progress = progress
+		return s.Replay(ctx, o)
+	})
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/iostreams"
+)
+
+// Version is the program's version, set by the entry point.
+var Version = "dev"
+
+// Main runs the command line args on streams and returns the exit status:
+// errors are printed on one line, and their type says the status.
+func Main(ctx context.Context, args []string, streams *iostreams.IOStreams) int {
+	f := NewFactory(streams)
+	f.Version = Version
+	return run(ctx, f, args)
+}
+
+func run(ctx context.Context, f *Factory, args []string) int {
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	root.SetIn(f.IOStreams.In)
+	root.SetOut(f.IOStreams.Out)
+	root.SetErr(f.IOStreams.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(f.IOStreams.ErrOut, "parkinglot: "+broker.RedactText(firstLine(err.Error())))
+	return ExitCode(err)
+}
+
+// NewCmdRoot is `parkinglot`: the global flags and every command. Without
+// a command it opens the TUI on a terminal, and prints help otherwise.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "parkinglot",
+		Short:         "Browse, fix and replay RabbitMQ parking lots; run the three-tier retry consumer",
+		Version:       f.Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          noArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return setup(f)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !f.IOStreams.IsTerminal() {
+				return cmd.Help()
+			}
+			return tuiRun(cmd.Context(), &TUIOptions{Factory: f})
+		},
+	}
+	root.SetFlagErrorFunc(flagError)
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.ConnFlags.URL, "url", "", "AMQP URL (env PARKINGLOT_URL; default "+broker.Redact(replay.DefaultURL)+")")
+	pf.StringVar(&f.ConnFlags.ManagementURL, "management-url", "", "management API URL (env PARKINGLOT_MANAGEMENT_URL; default http://<amqp host>:15672 with the AMQP credentials)")
+	pf.StringVar(&f.ConfigPath, "config", replay.DefaultConfigPath(), "config file with contexts and parking-lot defaults")
+	pf.StringVar(&f.ConnFlags.Context, "context", "", "named context from the config file")
+	pf.StringVarP(&f.Output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&f.ConnFlags.TLS.CA, "tls-ca", "", "CA bundle (PEM) for amqps://")
+	pf.StringVar(&f.ConnFlags.TLS.Cert, "tls-cert", "", "client certificate (PEM) for amqps://")
+	pf.StringVar(&f.ConnFlags.TLS.Key, "tls-key", "", "client key (PEM) for amqps://")
+	pf.BoolVar(&f.ConnFlags.TLS.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the server's TLS certificate (unsafe; warns)")
+	pf.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+
+	root.AddCommand(
+		NewCmdTUI(f, nil),
+		NewCmdTopology(f, nil),
+		NewCmdDaemon(f, nil),
+		NewCmdQueues(f, nil),
+		NewCmdList(f, nil),
+		NewCmdShow(f, nil),
+		NewCmdReplay(f, nil),
+		NewCmdEdit(f, nil),
+		NewCmdDelete(f, nil),
+		NewCmdExport(f, nil),
+		NewCmdImport(f, nil),
+		NewCmdDemo(f, nil),
+	)
+	return root
+}
+
+// setup resolves config, environment and flags once, before any command
+// runs. It dials nothing.
+func setup(f *Factory) error {
+	if f.Output != "text" && f.Output != "json" {
+		return usagef("-o %q: use text or json", f.Output)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.LogLevel)); err != nil {
+		return usagef("--log-level %q: use debug, info, warn or error", f.LogLevel)
+	}
+	f.Log = f.newLogger(level)
+	cfg, err := replay.LoadConfig(f.ConfigPath)
+	if err != nil {
+		return err
+	}
+	f.Config = cfg
+	f.ConnFlags.EnvURL = f.Getenv("PARKINGLOT_URL")
+	f.ConnFlags.EnvManagement = f.Getenv("PARKINGLOT_MANAGEMENT_URL")
+	conn, err := cfg.Resolve(f.ConnFlags)
+	if err != nil {
+		return &UsageError{err}
+	}
+	f.Conn = conn
+	if conn.TLS.InsecureSkipVerify {
+		f.Log.Warn("--insecure-skip-verify: the broker's TLS certificate is not checked")
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

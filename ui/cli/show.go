@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// ShowOptions are `parkinglot show`'s.
+type ShowOptions struct {
+	*Factory
+	Queue, ID string
+}
+
+// NewCmdShow is `parkinglot show QUEUE ID`.
+func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{Factory: f}
+	return &cobra.Command{
+		Use:   "show QUEUE ID",
+		Short: "Show one message: properties, headers, decoded death history, body",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Queue, opts.ID = args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return showRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func showRun(ctx context.Context, opts *ShowOptions) error {
+	s, err := opts.Session(ctx, "show")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, sum, err := s.Find(ctx, opts.Queue, opts.ID)
+	if err != nil {
+		return err
+	}
+	out := opts.IOStreams.Out
+	if opts.JSON() {
+		line, err := MessageJSON(opts.Queue, m, sum)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(line))
+		return err
+	}
+	return WriteMessage(out, opts.Queue, m, sum, time.Now())
+}

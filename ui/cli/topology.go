@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// TopologyDeclareOptions are `parkinglot topology declare`'s.
+type TopologyDeclareOptions struct {
+	*Factory
+	File string
+}
+
+// NewCmdTopology is `parkinglot topology` with its one subcommand,
+// `declare -f PIPELINE.yaml`.
+func NewCmdTopology(f *Factory, runF func(context.Context, *TopologyDeclareOptions) error) *cobra.Command {
+	topo := &cobra.Command{Use: "topology", Short: "Manage a pipeline's three-tier topology", Args: noArgs}
+	opts := &TopologyDeclareOptions{Factory: f}
+	declare := &cobra.Command{
+		Use:   "declare -f PIPELINE.yaml",
+		Short: "Declare the main, retry (one delay queue per tier) and error tiers; idempotent",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.File == "" {
+				return usagef("topology declare: -f PIPELINE.yaml is required")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return topologyDeclareRun(cmd.Context(), opts)
+		},
+	}
+	declare.Flags().StringVarP(&opts.File, "file", "f", "", "pipeline file (YAML)")
+	topo.AddCommand(declare)
+	return topo
+}
+
+func topologyDeclareRun(ctx context.Context, opts *TopologyDeclareOptions) error {
+	p, err := retrycore.LoadPipeline(opts.File)
+	if err != nil {
+		return err
+	}
+	m, _ := opts.Conn.Management() // optional: without it the broker's 406 text is used
+	rep, err := retrycore.DeclarePipeline(ctx, opts.Conn.Options("parkinglot topology "+p.Name), m, p)
+	if err != nil {
+		return err
+	}
+	if opts.JSON() {
+		return json.NewEncoder(opts.IOStreams.Out).Encode(rep)
+	}
+	return rep.WriteText(opts.IOStreams.Out)
+}
