@@ -34,6 +34,9 @@ type corpusUsers struct {
 	readOnly, roPass   string // read but no configure or write
 	writeOnly, woPass  string // write but no read
 	wrong              string // a password no user has
+	// writeRefused is how the broker words a refused publish: "access to
+	// exchange" before 4.0, "write access to exchange" from 4.0.
+	writeRefused string
 }
 
 func (u corpusUsers) secrets() []string {
@@ -51,7 +54,11 @@ func newCorpusUsers(t *testing.T) corpusUsers {
 		noPerm: "pltest-badinput-noperm-" + r(), noPermPass: "pw-" + r(),
 		readOnly: "pltest-badinput-ro-" + r(), roPass: "pw-" + r(),
 		writeOnly: "pltest-badinput-wo-" + r(), woPass: "pw-" + r(),
-		wrong: "pw-" + r(),
+		wrong:        "pw-" + r(),
+		writeRefused: "access to exchange",
+	}
+	if brokertest.Version(t).AtLeast(4, 0, 0) {
+		u.writeRefused = "write access to exchange"
 	}
 	brokertest.CreateUser(t, u.user, u.password, "management", true)
 	brokertest.CreateUser(t, u.noPerm, u.noPermPass, "management", false)

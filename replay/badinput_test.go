@@ -207,8 +207,8 @@ func badInputCases(u corpusUsers) []badCase {
 			q := dlq(b, 2)
 			return []string{"--url", brokertest.URLFor(u.noPerm, u.noPermPass, ""), "replay", q, "--all", "--to", ":" + q, "--yes"}
 		}},
-		{name: "read-only-user-replay-refused-stays-parked", code: 3, want: "2 message(s) not done, 0 done: access to exchange 'amq.default' in vhost '/' refused for user '" + u.readOnly + "'",
-			out: "not done: m-00001: access to exchange", setup: func(b *bx) []string {
+		{name: "read-only-user-replay-refused-stays-parked", code: 3, want: "2 message(s) not done, 0 done: " + u.writeRefused + " 'amq.default' in vhost '/' refused for user '" + u.readOnly + "'",
+			out: "not done: m-00001: " + u.writeRefused, setup: func(b *bx) []string {
 				q := dlq(b, 2)
 				dst := b.queue("dst", nil)
 				return []string{"--url", brokertest.URLFor(u.readOnly, u.roPass, ""), "--management-url", brokertest.ManagementURLFor(u.readOnly, u.roPass),
