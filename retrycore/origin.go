@@ -73,6 +73,10 @@ type OriginQuery struct {
 	Default    *Destination // the parking lot's default in config
 	ParkingLot string       // the queue the message is parked in
 	Queues     QueueArgs    // nil when the management API is not available
+	// Limits is not used by ResolveOrigin; it rides along for
+	// DecodeWith(ctx, h, q.Limits), which callers run beside it (nil when
+	// the management API is not available).
+	Limits DeliveryLimits
 }
 
 // ResolveOrigin applies DESIGN §4's order (README, "Where a replay goes"):
