@@ -11,10 +11,15 @@ import (
 // Facts is everything the header conventions say about one message: ours,
 // RabbitMQ's, and those of the frameworks parkinglot reads (DESIGN §4).
 type Facts struct {
-	Deaths        []Death  `json:"deaths,omitempty"`
-	FirstDeath    DeathRef `json:"first_death,omitzero"`
-	LastDeath     DeathRef `json:"last_death,omitzero"`
-	DeliveryCount int64    `json:"delivery_count,omitempty"` // quorum queues' x-delivery-count
+	Deaths     []Death  `json:"deaths,omitempty"`
+	FirstDeath DeathRef `json:"first_death,omitzero"`
+	LastDeath  DeathRef `json:"last_death,omitzero"`
+	// DeliveryCount is a quorum queue's x-delivery-count: failed deliveries
+	// on RabbitMQ 4.3, every give-back before. AcquiredCount is 4.3's
+	// x-acquired-count: every hand-out, browses included (README,
+	// "RabbitMQ versions"). nil when the message does not carry the header.
+	DeliveryCount *int64 `json:"delivery_count,omitempty"`
+	AcquiredCount *int64 `json:"acquired_count,omitempty"`
 
 	// Attempts is how many times a handler saw the message, the failure
 	// that parked it included (README, "Headers": the rule per convention
@@ -71,7 +76,10 @@ func DecodeWith(ctx context.Context, h amqp.Table, limits DeliveryLimits) Facts 
 	f.FirstDeath = firstDeath(h, f.Deaths)
 	f.LastDeath = deathRef(h, HeaderLastDeathQueue, HeaderLastDeathReason, HeaderLastDeathExchange)
 	if n, ok := asInt(h[HeaderDeliveryCount]); ok {
-		f.DeliveryCount = n
+		f.DeliveryCount = &n
+	}
+	if n, ok := asInt(h[HeaderAcquiredCount]); ok {
+		f.AcquiredCount = &n
 	}
 
 	f.Attempts, f.AttemptsSource = attempts(ctx, h, f.Deaths, f.FirstDeath, limits)

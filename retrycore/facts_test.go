@@ -117,8 +117,8 @@ func TestDecodeRecorded(t *testing.T) {
 			if !f.LastDeath.empty() {
 				t.Errorf("last death %+v: RabbitMQ 3.10 writes no x-last-death-*", f.LastDeath)
 			}
-			if f.DeliveryCount != c.deliveryCount {
-				t.Errorf("delivery count %d, want %d", f.DeliveryCount, c.deliveryCount)
+			if got := max(countOf(f.DeliveryCount), 0); got != c.deliveryCount {
+				t.Errorf("delivery count %d, want %d", got, c.deliveryCount)
 			}
 			if len(f.Problems) != 0 || f.ReplayCount != 0 || f.ReplayID != "" {
 				t.Errorf("problems %q, replay %d %q: want none", f.Problems, f.ReplayCount, f.ReplayID)
@@ -186,8 +186,43 @@ func TestDecodeNewerBrokerHeaders(t *testing.T) {
 	if want := (DeathRef{Queue: "invoice.retry.1s", Reason: "expired"}); f.LastDeath != want {
 		t.Errorf("last death %+v, want %+v", f.LastDeath, want)
 	}
-	if f.DeliveryCount != 4 || f.ReplayCount != 2 || !f.ReplayedAt.Equal(replayed) || f.ReplayID != "r-1" {
-		t.Errorf("delivery count %d, replay %d at %v id %q", f.DeliveryCount, f.ReplayCount, f.ReplayedAt, f.ReplayID)
+	if countOf(f.DeliveryCount) != 4 || f.ReplayCount != 2 || !f.ReplayedAt.Equal(replayed) || f.ReplayID != "r-1" {
+		t.Errorf("delivery count %d, replay %d at %v id %q", countOf(f.DeliveryCount), f.ReplayCount, f.ReplayedAt, f.ReplayID)
+	}
+}
+
+// countOf is a count the facts may not carry, -1 when absent.
+func countOf(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestDeliveryAndAcquiredCounts: x-delivery-count and RabbitMQ 4.3's
+// x-acquired-count are read with the same integer reader, and are nil when
+// the message does not carry them (a 0 it carries is kept). No recorded
+// 4.3 message carries x-acquired-count (testdata/frameworks holds parking
+// lots, which are classic queues), so the headers are RabbitMQ 4.3's as
+// broker/versions_test.go measures them after a nack and a reject.
+func TestDeliveryAndAcquiredCounts(t *testing.T) {
+	cases := []struct {
+		name               string
+		h                  amqp.Table
+		delivery, acquired int64 // -1: absent
+	}{
+		{"3.x quorum", amqp.Table{HeaderDeliveryCount: int64(2)}, 2, -1},
+		{"4.3 quorum", amqp.Table{HeaderDeliveryCount: int64(1), HeaderAcquiredCount: int64(2)}, 1, 2},
+		{"4.3 browsed only", amqp.Table{HeaderDeliveryCount: int64(0), HeaderAcquiredCount: int32(5)}, 0, 5},
+		{"other integer types", amqp.Table{HeaderDeliveryCount: uint8(3), HeaderAcquiredCount: int16(7)}, 3, 7},
+		{"classic queue", amqp.Table{}, -1, -1},
+		{"wrong type", amqp.Table{HeaderAcquiredCount: true}, -1, -1},
+	}
+	for _, c := range cases {
+		f := Decode(c.h)
+		if d, a := countOf(f.DeliveryCount), countOf(f.AcquiredCount); d != c.delivery || a != c.acquired {
+			t.Errorf("%s: x-delivery-count %d, x-acquired-count %d; want %d, %d", c.name, d, a, c.delivery, c.acquired)
+		}
 	}
 }
 

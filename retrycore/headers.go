@@ -40,6 +40,10 @@ const (
 	HeaderLastDeathReason    = "x-last-death-reason"
 	HeaderLastDeathExchange  = "x-last-death-exchange"
 	HeaderDeliveryCount      = "x-delivery-count"
+	// HeaderAcquiredCount is added by RabbitMQ 4.3 quorum queues: every
+	// hand-out to a consumer, while x-delivery-count counts failed
+	// deliveries only (README, "RabbitMQ versions").
+	HeaderAcquiredCount = "x-acquired-count"
 )
 
 // Failure kinds written to x-failure-kind.

@@ -72,8 +72,11 @@ func (m *messageScreen) content() string {
 	if f.ReplayCount > 0 {
 		row("replayed before", fmt.Sprintf("%d time(s), last %s", f.ReplayCount, fmtTime(f.ReplayedAt, now)))
 	}
-	if f.DeliveryCount > 0 {
-		row(retrycore.HeaderDeliveryCount, strconv.FormatInt(f.DeliveryCount, 10))
+	if f.DeliveryCount != nil {
+		row(retrycore.HeaderDeliveryCount, strconv.FormatInt(*f.DeliveryCount, 10)+st.Dim.Render("  ("+format.DeliveryCountMeaning+")"))
+	}
+	if f.AcquiredCount != nil {
+		row(retrycore.HeaderAcquiredCount, strconv.FormatInt(*f.AcquiredCount, 10)+st.Dim.Render("  ("+format.AcquiredCountMeaning+")"))
 	}
 	for _, p := range f.Problems {
 		add(st.Warning.Render("⚠ " + clean(p)))

@@ -86,8 +86,13 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 	if f.ReplayCount > 0 {
 		fmt.Fprintf(&b, "Replayed  %d time(s), last %s (replay id %s)\n", f.ReplayCount, f.ReplayedAt.UTC().Format(time.RFC3339), f.ReplayID)
 	}
-	if f.DeliveryCount > 0 {
-		fmt.Fprintf(&b, "Delivered %d time(s) from this quorum queue (x-delivery-count)\n", f.DeliveryCount)
+	// What the broker counts, under its own header names, with what each
+	// counts (README, "RabbitMQ versions"); neither is attempts.
+	if f.DeliveryCount != nil {
+		fmt.Fprintf(&b, "Counted   %s %d  (%s)\n", retrycore.HeaderDeliveryCount, *f.DeliveryCount, format.DeliveryCountMeaning)
+	}
+	if f.AcquiredCount != nil {
+		fmt.Fprintf(&b, "Counted   %s %d  (%s)\n", retrycore.HeaderAcquiredCount, *f.AcquiredCount, format.AcquiredCountMeaning)
 	}
 	for _, p := range f.Problems {
 		fmt.Fprintf(&b, "Odd       %s\n", p)

@@ -131,3 +131,10 @@ func Key(k string) string {
 	}
 	return q[1 : len(q)-1]
 }
+
+// What the broker's counters count (README, "RabbitMQ versions"), said
+// beside them in `show` and the TUI: neither is attempts.
+const (
+	DeliveryCountMeaning = "failed deliveries on RabbitMQ 4.3; every give-back before, parkinglot's browses included"
+	AcquiredCountMeaning = "every hand-out, including parkinglot's browses"
+)
