@@ -113,7 +113,7 @@ func (c *committer) commit(batch []settled) {
 			continue
 		}
 		if c.run.doneFor(j) {
-			c.tally.done(c.kind, j.id, &j.dest, j.replayID)
+			c.tally.done(c.kind, j.id, &j.dest, j.replayID, j.resets)
 		}
 	}
 	if len(ackFailed) > 0 {

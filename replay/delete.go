@@ -127,7 +127,7 @@ func (rm *remover) flush() error {
 			rm.tally.failed(ids[i], fmt.Errorf("not removed: %w", err), nil, "")
 			continue
 		}
-		rm.tally.done(rm.kind, ids[i], nil, "")
+		rm.tally.done(rm.kind, ids[i], nil, "", nil)
 	}
 	return rm.audit.commit(notRemoved)
 }

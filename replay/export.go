@@ -154,7 +154,7 @@ func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, 
 			return fmt.Errorf("export: %w", err)
 		}
 		if rm == nil {
-			t.done(EventExported, id, nil, "")
+			t.done(EventExported, id, nil, "", nil)
 			continue
 		}
 		if err := rm.add(h, id); err != nil {

@@ -18,17 +18,20 @@ type Plan struct {
 	Queue string     `json:"queue"`
 	Items []PlanItem `json:"items"`
 	// Refused are chosen messages that would not be sent (unknown origin,
-	// unknown failed queue with --target queue), with the reason.
+	// unknown failed queue with TargetQueue), with the reason.
 	Refused []Failure `json:"refused,omitempty"`
 	// Missing lists requested ids that are not in the queue.
 	Missing []string `json:"missing,omitempty"`
 	// Routes has one preview per destination, most messages first.
 	Routes []RoutePreview `json:"routes"`
 	// Skipped counts messages a filter could not be evaluated on.
-	Skipped int               `json:"skipped,omitempty"`
-	Notes   []string          `json:"notes,omitempty"`
-	Facts   broker.QueueFacts `json:"-"`
-	Report  broker.PassReport `json:"pass"`
+	Skipped int `json:"skipped,omitempty"`
+	// Resets counts, per retry counter, the messages whose copy would have
+	// it reset (README, "Headers").
+	Resets map[string]int    `json:"resets,omitempty"`
+	Notes  []string          `json:"notes,omitempty"`
+	Facts  broker.QueueFacts `json:"-"`
+	Report broker.PassReport `json:"pass"`
 }
 
 // PlanItem is one message and where it would go.
@@ -40,7 +43,13 @@ type PlanItem struct {
 	// FailedQueue is the queue the message failed in, when known.
 	FailedQueue string `json:"failed_queue,omitempty"`
 	Error       string `json:"error,omitempty"` // the parked message's error, for display
+	// Resets are the retry counters the copy would reset (Transform).
+	Resets []string `json:"resets,omitempty"`
 }
+
+// SourceTargetQueue is the Source of a PlanItem that TargetQueue sends
+// to the queue it failed in (through the default exchange).
+const SourceTargetQueue = "the queue it failed in"
 
 // RoutePreview says which queues a destination reaches (management API
 // bindings).
@@ -73,6 +82,16 @@ func (r RoutePreview) Line() string {
 		return head + " → unroutable"
 	}
 	return head + " → reaches " + strings.Join(r.Queues, ", ")
+}
+
+// OtherQueues are the queues the destination reaches besides the ones the
+// messages failed in, when those are known: their consumers would get the
+// messages again (TargetQueue sends to the failed queues alone).
+func (r RoutePreview) OtherQueues() []string {
+	if len(r.FailedQueues) == 0 {
+		return nil
+	}
+	return others(r.Queues, r.FailedQueues)
 }
 
 // Plan works out what Replay would do with the same options; it changes
@@ -124,11 +143,17 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 			plan.Refused = append(plan.Refused, Failure{ID: id, Err: err.Error()})
 			continue
 		}
-		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error}
+		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error, Resets: Resets(c.held.Headers)}
+		for _, r := range item.Resets {
+			if plan.Resets == nil {
+				plan.Resets = map[string]int{}
+			}
+			plan.Resets[r]++
+		}
 		if sum.Origin != nil {
 			item.Source, item.FailedQueue = sum.Origin.Source, sum.Origin.Queue
 			if o.Target == TargetQueue {
-				item.Source = "--target queue"
+				item.Source = SourceTargetQueue
 			}
 		}
 		plan.Items = append(plan.Items, item)
@@ -194,9 +219,9 @@ func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vho
 		rp.Warning = fmt.Sprintf("unroutable: no queue is bound to %s; the messages would stay parked", d)
 		return
 	}
-	if extra := others(route.Queues, rp.FailedQueues); len(extra) > 0 && len(rp.FailedQueues) > 0 {
-		rp.Warning = fmt.Sprintf("also reaches other queues than the one that failed (%s): %s — other consumers would get the messages again; --target queue sends them to %s alone",
-			strings.Join(rp.FailedQueues, ", "), strings.Join(extra, ", "), strings.Join(rp.FailedQueues, ", "))
+	if extra := rp.OtherQueues(); len(extra) > 0 {
+		rp.Warning = fmt.Sprintf("also reaches other queues than the one that failed (%s): %s — other consumers would get the messages again",
+			strings.Join(rp.FailedQueues, ", "), strings.Join(extra, ", "))
 	} else if len(rp.FailedQueues) == 0 && len(route.Queues) > 1 {
 		rp.Warning = fmt.Sprintf("reaches %d queues (%s): every consumer of them gets the messages again", len(route.Queues), strings.Join(route.Queues, ", "))
 	}
@@ -232,7 +257,7 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 	for _, it := range plan.Items {
 		t.chosen(it.ID)
 		d := it.Destination
-		t.dryRun(it.ID, &d, routes[d])
+		t.dryRun(it.ID, &d, routes[d], it.Resets)
 	}
 	for _, f := range plan.Refused {
 		t.chosen(f.ID)

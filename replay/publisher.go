@@ -27,7 +27,8 @@ type job struct {
 	pub      amqp.Publishing
 	entry    AuditEntry // action, queue, file; result filled in on commit
 	sends    int
-	counted  bool // a re-send of a copy already counted as done (see pendingCopy)
+	counted  bool     // a re-send of a copy already counted as done (see pendingCopy)
+	resets   []string // the retry counters the copy has reset (Transform)
 }
 
 // settled is a job whose fate is known.

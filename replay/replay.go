@@ -109,9 +109,15 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 		if err != nil {
 			return nil, err
 		}
+		pub, resets := Transform(h.Message, rid, time.Now())
+		if target == TargetQueue {
+			// Sent to the failed queue alone, the copy would otherwise
+			// forget where it came from: the next failure's origin would be
+			// that queue (README, "Headers").
+			retrycore.RecordOrigin(pub.Headers, *sum.Origin)
+		}
 		return &job{
-			held: h, id: sum.ID, replayID: rid, dest: dest,
-			pub:   Transform(h.Message, rid, time.Now()),
+			held: h, id: sum.ID, replayID: rid, dest: dest, pub: pub, resets: resets,
 			entry: AuditEntry{Action: action, Queue: queue, To: &dest, MessageID: sum.ID, ReplayID: rid},
 		}, nil
 	}

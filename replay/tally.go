@@ -34,12 +34,19 @@ func (t *tally) chosen(id string) {
 	t.emitLocked(Event{Kind: EventPlanned, ID: id})
 }
 
-// done counts a message done (kind: replayed, deleted, exported, imported).
-func (t *tally) done(kind EventKind, id string, dest *retrycore.Destination, replayID string) {
+// done counts a message done (kind: replayed, deleted, exported, imported)
+// and the retry counters its copy reset.
+func (t *tally) done(kind EventKind, id string, dest *retrycore.Destination, replayID string, resets []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.res.Done++
-	t.emitLocked(Event{Kind: kind, ID: id, Destination: dest, ReplayID: replayID})
+	for _, r := range resets {
+		if t.res.Resets == nil {
+			t.res.Resets = map[string]int{}
+		}
+		t.res.Resets[r]++
+	}
+	t.emitLocked(Event{Kind: kind, ID: id, Destination: dest, ReplayID: replayID, Resets: resets})
 }
 
 // failed counts a message that was not done; it stays where it was.
@@ -59,10 +66,10 @@ func (t *tally) skipped(id, why string) {
 	t.emitLocked(Event{Kind: EventSkipped, ID: id, Text: why})
 }
 
-func (t *tally) dryRun(id string, dest *retrycore.Destination, text string) {
+func (t *tally) dryRun(id string, dest *retrycore.Destination, text string, resets []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.emitLocked(Event{Kind: EventDryRun, ID: id, Destination: dest, Text: text})
+	t.emitLocked(Event{Kind: EventDryRun, ID: id, Destination: dest, Text: text, Resets: resets})
 }
 
 func (t *tally) note(text string) {

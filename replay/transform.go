@@ -3,8 +3,8 @@ package replay
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"math"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -13,21 +13,22 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// Transform returns the copy a replay publishes (README, "Headers"): a fresh retry
-// budget (x-death, x-first-death-*, x-last-death-* and x-retry-count
-// removed), x-delivery-count removed (the broker sets it per queue),
-// user_id and expiration dropped (a foreign user_id is refused with 406, a
-// kept expiration may expire the copy on its way), x-replay-count + 1,
-// x-replayed-at and x-replay-id set; message_id, the body and every other
-// property and header kept.
-func Transform(m broker.Message, replayID string, now time.Time) amqp.Publishing {
+// Transform returns the copy a replay publishes (README, "Headers"): a
+// fresh retry budget in every convention parkinglot reads
+// (retrycore.ResetBudget: x-death, x-first-death-*, x-last-death-*,
+// x-retry-count and x-delivery-count removed, rascal's recovery counters and
+// Celery's retries reset), user_id and expiration dropped (a foreign
+// user_id is refused with 406, a kept expiration may expire the copy on its
+// way), x-replay-count + 1, x-replayed-at and x-replay-id set; message_id,
+// the body and every other property and header kept (CC and BCC too: the
+// route preview counts the queues they reach). It returns the counters it
+// reset, in words, for the report. m is not changed.
+func Transform(m broker.Message, replayID string, now time.Time) (amqp.Publishing, []string) {
 	h := make(amqp.Table, len(m.Headers)+3)
 	for k, v := range m.Headers {
-		if dropOnReplay(k) {
-			continue
-		}
-		h[k] = v // values are not changed, so a shallow copy is enough
+		h[k] = v // ResetBudget replaces nested tables it edits, so a shallow copy is enough
 	}
+	reset := retrycore.ResetBudget(h)
 	var count int64
 	if n, ok := broker.IntValue(m.Headers[retrycore.HeaderReplayCount]); ok && n > 0 {
 		count = n
@@ -39,15 +40,13 @@ func Transform(m broker.Message, replayID string, now time.Time) amqp.Publishing
 	pub.Headers = h
 	pub.UserId = ""
 	pub.Expiration = ""
-	return pub
+	return pub, reset
 }
 
-func dropOnReplay(k string) bool {
-	switch k {
-	case retrycore.HeaderDeath, retrycore.HeaderRetryCount, retrycore.HeaderDeliveryCount:
-		return true
-	}
-	return strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-")
+// Resets is what a replay resets in a message's headers (Transform's
+// report), without building the copy: for the plan.
+func Resets(h amqp.Table) []string {
+	return retrycore.ResetBudget(maps.Clone(h))
 }
 
 // NewReplayID returns a random UUID (version 4) from crypto/rand: unique

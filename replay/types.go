@@ -83,8 +83,10 @@ type Event struct {
 	ReplayID    string                 `json:"replay_id,omitempty"`
 	Err         string                 `json:"error,omitempty"`
 	Text        string                 `json:"text,omitempty"`
-	Done        int                    `json:"done"`  // messages finished so far (done or failed)
-	Total       int                    `json:"total"` // messages chosen so far
+	// Resets are the retry counters the copy reset (replayed, dry-run).
+	Resets []string `json:"resets,omitempty"`
+	Done   int      `json:"done"`  // messages finished so far (done or failed)
+	Total  int      `json:"total"` // messages chosen so far
 }
 
 // Result is the outcome of a run.
@@ -93,8 +95,11 @@ type Result struct {
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
 	// Failures lists each message that was not done, with the reason.
-	Failures []Failure         `json:"failures,omitempty"`
-	Pass     broker.PassReport `json:"pass"`
+	Failures []Failure `json:"failures,omitempty"`
+	// Resets counts, per retry counter, the copies sent with it reset
+	// (README, "Headers": a fresh retry budget in every convention).
+	Resets map[string]int    `json:"resets,omitempty"`
+	Pass   broker.PassReport `json:"pass"`
 	// Notes are things the user should know (a reconnect, a note of the
 	// browse pass about quorum delivery limits).
 	Notes []string `json:"notes,omitempty"`

@@ -1,8 +1,12 @@
 package replay_test
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 func TestTransformFreshBudgetKeepsTheRest(t *testing.T) {
@@ -24,7 +29,7 @@ func TestTransformFreshBudgetKeepsTheRest(t *testing.T) {
 		Body: []byte("body"),
 	}
 	now := time.Unix(1714564800, 500)
-	p := replay.Transform(m, "rid-1", now)
+	p, resets := replay.Transform(m, "rid-1", now)
 	for _, k := range []string{"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange", "x-last-death-queue", "x-retry-count", "x-delivery-count"} {
 		if _, ok := p.Headers[k]; ok {
 			t.Errorf("%s kept", k)
@@ -45,6 +50,82 @@ func TestTransformFreshBudgetKeepsTheRest(t *testing.T) {
 	if err := p.Headers.Validate(); err != nil {
 		t.Errorf("headers do not validate: %v", err)
 	}
+	if want := []string{"x-death", "x-first-death-*", "x-last-death-*", "x-retry-count", "x-delivery-count"}; !slices.Equal(resets, want) {
+		t.Errorf("resets %q, want %q", resets, want)
+	}
+}
+
+// TestTransformResetsFrameworkBudgets: on the parking lots recorded from
+// rascal, Celery and pika (testdata/frameworks), the copy gets a fresh
+// budget in the framework's own counters too, says which it reset, and
+// the parked message keeps its values (rascal's table is nested).
+func TestTransformResetsFrameworkBudgets(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		resets   []string
+		check    func(t *testing.T, h amqp.Table)
+	}{
+		{"rascal-republish-forward", []string{`rascal.recovery["orders.process"].republished`, `rascal.recovery["orders.process"].forwarded`}, func(t *testing.T, h amqp.Table) {
+			r := h["rascal"].(amqp.Table)
+			if _, ok := r["recovery"]; ok {
+				t.Errorf("rascal.recovery kept: %v", r)
+			}
+			if r["originalQueue"] != "orders.process" || h["CC"] == nil {
+				t.Errorf("rascal's other values or CC not kept: %v", h)
+			}
+		}},
+		{"celery-retries", []string{"x-death", "x-first-death-*", "celery retries"}, func(t *testing.T, h amqp.Table) {
+			if n, ok := broker.IntValue(h["retries"]); !ok || n != 0 {
+				t.Errorf("retries %#v, want 0", h["retries"])
+			}
+		}},
+		{"pika-reject", []string{"x-death", "x-first-death-*", "x-retry-count"}, nil},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			m := loadFramework(t, c.scenario)
+			before := retrycore.Decode(m.Headers)
+			p, resets := replay.Transform(m, "rid", time.Now())
+			if !slices.Equal(resets, c.resets) {
+				t.Errorf("resets %q, want %q", resets, c.resets)
+			}
+			if got := replay.Resets(m.Headers); !slices.Equal(got, resets) {
+				t.Errorf("Resets (the plan's) %q, Transform's %q", got, resets)
+			}
+			if c.check != nil {
+				c.check(t, p.Headers)
+			}
+			if after := retrycore.Decode(m.Headers); after.Attempts != before.Attempts || after.AttemptsSource != before.AttemptsSource {
+				t.Errorf("the parked message changed: attempts %d (%s), was %d (%s)", after.Attempts, after.AttemptsSource, before.Attempts, before.AttemptsSource)
+			}
+			if f := retrycore.Decode(p.Headers); f.Attempts > 1 {
+				t.Errorf("the copy still counts %d attempts (%s): no fresh budget", f.Attempts, f.AttemptsSource)
+			}
+			if err := p.Headers.Validate(); err != nil {
+				t.Errorf("headers do not validate: %v", err)
+			}
+		})
+	}
+}
+
+// loadFramework reads the parked message of a recording in
+// testdata/frameworks.
+func loadFramework(t *testing.T, scenario string) broker.Message {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "frameworks", scenario+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	var m broker.Message
+	if err := m.UnmarshalJSON(rec.Message); err != nil {
+		t.Fatalf("%s: %v", scenario, err)
+	}
+	return m
 }
 
 func TestReplayIDsAreUniqueUUIDs(t *testing.T) {

@@ -104,6 +104,9 @@ type Plan struct {
 	// sent unless a destination is typed.
 	Unresolved int
 	Warnings   []string
+	// Resets counts, per retry counter, the messages whose copy would have
+	// it reset (replay.Plan.Resets).
+	Resets map[string]int
 }
 
 // PlannedRoute is one destination of a plan.

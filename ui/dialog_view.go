@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // maxPlanRoutes bounds the destinations listed; the rest are counted.
@@ -139,6 +140,9 @@ func (d *dialog) planLines(inner int) []string {
 				clean(strings.Join(others, ", ")), clean(strings.Join(r.FailedQueues, ", ")))))
 		}
 	}
+	if len(p.Resets) > 0 {
+		lines = append(lines, st.Dim.Render("resets "+format.Resets(p.Resets)))
+	}
 	if p.Unresolved > 0 {
 		lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ %d message(s): cannot tell where they came from — type a destination", p.Unresolved)))
 	}
@@ -186,6 +190,9 @@ func (d *dialog) doneLines(inner int) []string {
 		style = st.Error
 	}
 	lines := []string{style.Render(text)}
+	if len(d.result.Resets) > 0 {
+		lines = append(lines, st.Dim.Render("reset "+format.Resets(d.result.Resets)))
+	}
 	for i, f := range d.result.Failures {
 		if i == 8 {
 			lines = append(lines, st.Dim.Render(fmt.Sprintf("… and %d more", len(d.result.Failures)-i)))

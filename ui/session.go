@@ -53,7 +53,7 @@ func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, erro
 
 // planFrom turns replay's plan into what the dialog shows.
 func planFrom(p replay.Plan) Plan {
-	out := Plan{Messages: len(p.Items), Unresolved: len(p.Refused)}
+	out := Plan{Messages: len(p.Items), Unresolved: len(p.Refused), Resets: p.Resets}
 	sources := map[string]map[string]int{} // destination → source → messages
 	for _, it := range p.Items {
 		k := it.Destination.String()

@@ -136,6 +136,9 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 			fmt.Fprintf(&b, "    warning: %s\n", r.Warning)
 		}
 	}
+	if len(p.Resets) > 0 {
+		fmt.Fprintf(&b, "  resets: %s\n", format.Resets(p.Resets))
+	}
 	for i, it := range p.Items {
 		if maxItems > 0 && i >= maxItems {
 			fmt.Fprintf(&b, "  … and %d more\n", len(p.Items)-maxItems)
@@ -168,6 +171,9 @@ func WriteResult(w io.Writer, verb string, r replay.Result) error {
 		fmt.Fprintf(&b, ", %d skipped", r.Skipped)
 	}
 	b.WriteString("\n")
+	if len(r.Resets) > 0 {
+		fmt.Fprintf(&b, "reset: %s\n", format.Resets(r.Resets))
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "not done: %s: %s\n", f.ID, f.Err)
 	}

@@ -138,3 +138,23 @@ const (
 	DeliveryCountMeaning = "failed deliveries on RabbitMQ 4.3; every give-back before, parkinglot's browses included"
 	AcquiredCountMeaning = "every hand-out, including parkinglot's browses"
 )
+
+// Resets is the retry counters a replay resets (or would), each with
+// its number of messages, most first: "x-death (3), x-retry-count (2)".
+func Resets(resets map[string]int) string {
+	names := make([]string, 0, len(resets))
+	for k := range resets {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if resets[names[i]] != resets[names[j]] {
+			return resets[names[i]] > resets[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s (%d)", strings.Join(strings.Fields(retrycore.StripControl(k)), " "), resets[k])
+	}
+	return strings.Join(parts, ", ")
+}

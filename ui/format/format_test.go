@@ -42,3 +42,10 @@ func TestValue(t *testing.T) {
 		t.Errorf("deep value not cut: %s", got)
 	}
 }
+
+func TestResets(t *testing.T) {
+	got := Resets(map[string]int{"x-retry-count": 2, "x-death": 3, "celery retries": 2, "a\nb": 1})
+	if want := "x-death (3), celery retries (2), x-retry-count (2), a b (1)"; got != want {
+		t.Errorf("Resets = %q, want %q", got, want)
+	}
+}
