@@ -2,8 +2,10 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +29,8 @@ type TLSFiles struct {
 
 // Options say where and how to connect.
 type Options struct {
+	// URL is one AMQP URL, or several nodes of one cluster separated by
+	// commas (see SplitURLs and Dial).
 	URL  string
 	TLS  TLSFiles
 	Name string // connection_name shown in the management UI
@@ -38,17 +42,87 @@ type Options struct {
 // Conn is an open AMQP connection with the facts parkinglot needs about it.
 type Conn struct {
 	*amqp.Connection
-	URL           string // redacted
+	URL           string // redacted; the one URL of the list this connection was made to
 	Vhost         string
+	User          string // the user name in URL
 	ServerVersion Version
+	// ID is a random id Dial puts in the client properties
+	// (parkinglot_connection_id), by which Management.NodeOf finds the
+	// connection when a proxy or NAT hides its addresses.
+	ID string
+	// Endpoint is URL's position in the list Dial was given (0-based), and
+	// Endpoints the list's length (1 for a single URL).
+	Endpoint, Endpoints int
 }
 
-// Dial opens one AMQP connection. It does not retry: see Redialer.
+// clientIDProperty is the client property that carries Conn.ID.
+const clientIDProperty = "parkinglot_connection_id"
+
+// Dial opens one AMQP connection. It does not retry: see Redial.
+//
+// When opts.URL lists several URLs (nodes of one cluster), Dial tries them
+// one after the other and returns the first connection that opens; each
+// URL is dialled with its own host as the TLS server name. The first URL
+// tried is a random one the first time this process dials the list, then
+// the one that answered last, or the one after a URL whose connection was
+// lost (see endpoints.go for why). When none opens, the error names every
+// URL (redacted) with its reason, and is Permanent if any reason is.
 func Dial(ctx context.Context, opts Options) (*Conn, error) {
-	uri, err := ParseURL(opts.URL)
+	urls, uris, err := ParseURLs(opts.URL)
 	if err != nil {
 		return nil, err
 	}
+	if len(urls) == 1 {
+		c, err := dialOne(ctx, opts, urls[0], uris[0])
+		if err == nil {
+			c.Endpoints = 1
+		}
+		return c, err
+	}
+	eps := endpointsOf(opts.URL, urls)
+	var errs []error
+	for _, i := range eps.order() {
+		c, err := dialOne(ctx, opts, urls[i], uris[i])
+		if err == nil {
+			eps.connected(i)
+			c.Endpoint, c.Endpoints = i, len(urls)
+			closed := c.NotifyClose(make(chan *amqp.Error, 1))
+			go func() {
+				if e := <-closed; e != nil { // lost, not closed by us
+					eps.lost(i)
+				}
+			}()
+			return c, nil
+		}
+		errs = append(errs, err)
+		if opts.Logger != nil {
+			opts.Logger.Debug("broker unreachable, trying the next", "url", Redact(urls[i]), "err", err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, &listError{n: len(urls), errs: errs}
+}
+
+// listError is the failure of every URL of a list.
+type listError struct {
+	n    int
+	errs []error
+}
+
+func (e *listError) Error() string {
+	msgs := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("none of the %d brokers answered: %s", e.n, strings.Join(msgs, "; "))
+}
+
+func (e *listError) Unwrap() []error { return e.errs }
+
+// dialOne opens a connection to one URL.
+func dialOne(ctx context.Context, opts Options, raw string, uri amqp.URI) (*Conn, error) {
 	cfg := amqp.Config{
 		Heartbeat:  opts.Heartbeat,
 		Locale:     "en_US",
@@ -62,13 +136,17 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		name = "parkinglot"
 	}
 	cfg.Properties.SetClientConnectionName(name)
+	id := newConnID()
+	cfg.Properties[clientIDProperty] = id
 	if uri.Scheme == "amqps" {
+		// Each URL's own host: amqp091-go would also take it from the URL,
+		// but only when ServerName is empty, and this config is per URL.
 		tc, err := opts.TLS.Config(uri.Host)
 		if err != nil {
 			return nil, err
 		}
 		if opts.TLS.InsecureSkipVerify && opts.Logger != nil {
-			opts.Logger.Warn("TLS certificate verification is disabled (--insecure-skip-verify)", "url", Redact(opts.URL))
+			opts.Logger.Warn("TLS certificate verification is disabled (--insecure-skip-verify)", "url", Redact(raw))
 		}
 		cfg.TLSClientConfig = tc
 	}
@@ -85,16 +163,24 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		}
 		return c, nil
 	}
-	conn, err := amqp.DialConfig(opts.URL, cfg)
+	conn, err := amqp.DialConfig(raw, cfg)
 	if err != nil {
-		return nil, explainDial(opts.URL, uri, err)
+		return nil, explainDial(raw, uri, err)
 	}
 	return &Conn{
 		Connection:    conn,
-		URL:           Redact(opts.URL),
+		URL:           Redact(raw),
 		Vhost:         vhostOrRoot(uri.Vhost),
+		User:          uri.Username,
 		ServerVersion: ParseVersion(serverVersion(conn)),
+		ID:            id,
 	}, nil
+}
+
+func newConnID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func vhostOrRoot(v string) string {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,41 +23,70 @@ import (
 var ErrNoManagement = errors.New("management API unavailable")
 
 // Management is a small client of RabbitMQ's management HTTP API, scoped to
-// one vhost.
+// one vhost. It may know several nodes of one cluster (any node answers for
+// the whole cluster: RabbitMQ's clustering guide, "Clustering and
+// Observability"): a request that gets no answer from one is sent to the
+// next, and the node that answered is asked first from then on.
 type Management struct {
+	nodes []mgmtNode
+	vhost string
+	http  *http.Client
+
+	mu      sync.Mutex
+	current int // index into nodes of the one asked first
+}
+
+// mgmtNode is one management endpoint.
+type mgmtNode struct {
 	base     *url.URL // without credentials
 	user     string
 	password string
-	vhost    string
-	http     *http.Client
 }
 
 // ManagementURL derives the default management URL from an AMQP URL:
-// http://<amqp host>:15672 with the AMQP credentials.
+// http://<amqp host>:15672 with the AMQP credentials. For a list of AMQP
+// URLs it derives one management URL per distinct host, comma-separated.
 func ManagementURL(amqpURL string) string {
-	uri, err := amqp.ParseURI(amqpURL)
-	if err != nil {
-		return ""
+	var out []string
+	seen := map[string]bool{}
+	for _, raw := range SplitURLs(amqpURL) {
+		uri, err := amqp.ParseURI(raw)
+		if err != nil {
+			return ""
+		}
+		u := url.URL{Scheme: "http", Host: net.JoinHostPort(uri.Host, "15672"), User: url.UserPassword(uri.Username, uri.Password)}
+		if !seen[u.Host] {
+			seen[u.Host] = true
+			out = append(out, u.String())
+		}
 	}
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(uri.Host, "15672"), User: url.UserPassword(uri.Username, uri.Password)}
-	return u.String()
+	return strings.Join(out, ",")
 }
 
-// NewManagement builds a client for rawURL (credentials in the URL) and vhost.
+// NewManagement builds a client for rawURL (credentials in the URL; several
+// URLs of one cluster separated by commas) and vhost.
 func NewManagement(rawURL, vhost string) (*Management, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: management URL %q: want http(s)://user:pass@host:15672", ErrBadURL, Redact(rawURL))
+	urls := SplitURLs(rawURL)
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("%w: empty management URL: want http(s)://user:pass@host:15672", ErrBadURL)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	m := &Management{vhost: vhost, http: &http.Client{Timeout: 15 * time.Second, Transport: transport}}
-	if u.User != nil {
-		m.user = u.User.Username()
-		m.password, _ = u.User.Password()
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%w: management URL %q: want http(s)://user:pass@host:15672", ErrBadURL, Redact(raw))
+		}
+		var n mgmtNode
+		if u.User != nil {
+			n.user = u.User.Username()
+			n.password, _ = u.User.Password()
+		}
+		u.User = nil
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		n.base = u
+		m.nodes = append(m.nodes, n)
 	}
-	u.User = nil
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	m.base = u
 	if m.vhost == "" {
 		m.vhost = "/"
 	}
@@ -66,55 +96,105 @@ func NewManagement(rawURL, vhost string) (*Management, error) {
 // Close releases idle HTTP connections.
 func (m *Management) Close() { m.http.CloseIdleConnections() }
 
-// URL returns the management URL without credentials.
-func (m *Management) URL() string { return m.base.String() }
+// URL returns the management URL without credentials: the one asked first.
+func (m *Management) URL() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.nodes[m.current].base.String()
+}
+
+// URLs returns every management URL the client knows, without credentials.
+func (m *Management) URLs() []string {
+	out := make([]string, len(m.nodes))
+	for i, n := range m.nodes {
+		out[i] = n.base.String()
+	}
+	return out
+}
 
 // Vhost is the vhost the client is scoped to.
 func (m *Management) Vhost() string { return m.vhost }
 
-// do sends one request. path segments are escaped by the caller.
+// do sends one request, to the node that answered last and then, while
+// none answers (no HTTP response, or 502/503/504), to the others in turn.
+// path segments are escaped by the caller.
 func (m *Management) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		payload = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, m.base.String()+"/api"+path, rd)
+	m.mu.Lock()
+	first := m.current
+	m.mu.Unlock()
+	var unanswered []string
+	for k := range m.nodes {
+		i := (first + k) % len(m.nodes)
+		answered, err := m.doNode(ctx, m.nodes[i], method, path, payload, body != nil, out)
+		if answered {
+			if i != first {
+				m.mu.Lock()
+				m.current = i
+				m.mu.Unlock()
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		unanswered = append(unanswered, m.nodes[i].base.String())
+	}
+	if len(m.nodes) == 1 {
+		return fmt.Errorf("%w: %s is not answering (enable rabbitmq_management or pass --management-url)", ErrNoManagement, unanswered[0])
+	}
+	return fmt.Errorf("%w: none of %s is answering (enable rabbitmq_management or pass --management-url)", ErrNoManagement, strings.Join(unanswered, ", "))
+}
+
+// doNode sends one request to one node; answered is false when the node
+// gave no usable answer and the next node should be asked.
+func (m *Management) doNode(ctx context.Context, n mgmtNode, method, path string, payload []byte, hasBody bool, out any) (answered bool, err error) {
+	var rd io.Reader
+	if hasBody {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, n.base.String()+"/api"+path, rd)
 	if err != nil {
-		return err
+		return true, err
 	}
-	req.SetBasicAuth(m.user, m.password)
-	if body != nil {
+	req.SetBasicAuth(n.user, n.password)
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := m.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %s is not answering (enable rabbitmq_management or pass --management-url)", ErrNoManagement, m.URL())
+		return false, nil
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	switch {
+	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusGatewayTimeout:
+		if len(m.nodes) > 1 {
+			return false, nil
+		}
+		return true, fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
 	case resp.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("%w: %s refused the credentials of user %q", ErrAccessRefused, m.URL(), m.user)
+		return true, fmt.Errorf("%w: %s refused the credentials of user %q", ErrAccessRefused, n.base.String(), n.user)
 	case resp.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%w: user %q may not %s %s on the management API", ErrAccessRefused, m.user, method, path)
+		return true, fmt.Errorf("%w: user %q may not %s %s on the management API", ErrAccessRefused, n.user, method, path)
 	case resp.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("%w: %s", ErrNotFound, path)
+		return true, fmt.Errorf("%w: %s", ErrNotFound, path)
 	case resp.StatusCode >= 300:
-		return fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
+		return true, fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("management API %s: unexpected answer: %w", path, err)
+			return true, fmt.Errorf("management API %s: unexpected answer: %w", path, err)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 func (m *Management) vpath(kind string, names ...string) string {
@@ -156,11 +236,26 @@ type QueueInfo struct {
 	MessagesUnacknowledged int64            `json:"messages_unacknowledged"`
 	Consumers              int64            `json:"consumers"`
 	State                  string           `json:"state"`
-	MessageStats           struct {
+	// Node is a classic queue's home node; Leader, Members and Online are a
+	// quorum queue's leader, replicas and replicas online (RabbitMQ nodes).
+	Node         string   `json:"node"`
+	Leader       string   `json:"leader"`
+	Members      []string `json:"members"`
+	Online       []string `json:"online"`
+	MessageStats struct {
 		PublishDetails struct {
 			Rate float64 `json:"rate"`
 		} `json:"publish_details"`
 	} `json:"message_stats"`
+}
+
+// Home is the node the queue is served from: a quorum queue's leader, a
+// classic queue's node ("" when the management API does not say).
+func (q QueueInfo) Home() string {
+	if q.Leader != "" {
+		return q.Leader
+	}
+	return q.Node
 }
 
 // PolicyDefinition is a policy's definition. The management API writes a
@@ -379,6 +474,7 @@ func (m *Management) Bindings(ctx context.Context, exchange string) ([]Binding, 
 // ConnectionInfo is an open AMQP connection.
 type ConnectionInfo struct {
 	Name             string         `json:"name"`
+	Node             string         `json:"node"` // the RabbitMQ node it is on
 	User             string         `json:"user"`
 	Vhost            string         `json:"vhost"`
 	ClientProperties map[string]any `json:"client_properties"`

@@ -28,7 +28,15 @@ var userinfoPattern = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*):
 // a string that is not a URL is returned with URL-shaped credentials masked.
 // It works on the text rather than on url.Parse, which splits a password
 // holding an unescaped "#", "?" or "/" and would leave its tail visible.
+//
+// A comma-separated list of URLs (see SplitURLs) is redacted URL by URL.
 func Redact(raw string) string {
+	if us := SplitURLs(raw); len(us) > 1 && !strings.ContainsAny(raw, " \t\r\n") {
+		for i, u := range us {
+			us[i] = Redact(u)
+		}
+		return strings.Join(us, ",")
+	}
 	if strings.ContainsAny(raw, " \t\r\n") {
 		return RedactText(raw)
 	}
@@ -50,15 +58,54 @@ func Redact(raw string) string {
 
 // RedactText masks credentials of every URL that appears in free text, such as
 // an error message that quotes the URL it failed on.
+// A list of URLs in the text is cut at its commas first, so that each URL's
+// password is masked and every host stays visible.
 func RedactText(s string) string {
-	return userinfoPattern.ReplaceAllString(s, "$1:"+redactedPassword+"@")
+	var b strings.Builder
+	for {
+		loc := listSeparator.FindStringIndex(s)
+		if loc == nil {
+			break
+		}
+		sep := loc[0] + strings.IndexByte(s[loc[0]:loc[1]], ',')
+		b.WriteString(userinfoPattern.ReplaceAllString(s[:sep+1], "$1:"+redactedPassword+"@"))
+		s = s[sep+1:]
+	}
+	b.WriteString(userinfoPattern.ReplaceAllString(s, "$1:"+redactedPassword+"@"))
+	return b.String()
 }
 
-// ParseURL checks an AMQP URL and returns the parsed form. Errors name the
-// problem in one line and never contain the password.
+// ParseURLs checks a comma-separated list of AMQP URLs (one URL is a list
+// of one) and returns each URL with its parsed form, in the order given.
+// The first bad URL fails the whole list, named by its position.
+func ParseURLs(raw string) ([]string, []amqp.URI, error) {
+	urls := SplitURLs(raw)
+	if len(urls) == 0 {
+		return nil, nil, fmt.Errorf("%w: empty URL (set --url or PARKINGLOT_URL)", ErrBadURL)
+	}
+	uris := make([]amqp.URI, len(urls))
+	for i, u := range urls {
+		uri, err := ParseURL(u)
+		if err != nil {
+			if len(urls) > 1 {
+				return nil, nil, fmt.Errorf("URL %d of %d: %w", i+1, len(urls), err)
+			}
+			return nil, nil, err
+		}
+		uris[i] = uri
+	}
+	return urls, uris, nil
+}
+
+// ParseURL checks one AMQP URL and returns the parsed form. Errors name the
+// problem in one line and never contain the password. A list of URLs is
+// refused: see ParseURLs.
 func ParseURL(raw string) (amqp.URI, error) {
 	if strings.TrimSpace(raw) == "" {
 		return amqp.URI{}, fmt.Errorf("%w: empty URL (set --url or PARKINGLOT_URL)", ErrBadURL)
+	}
+	if IsList(raw) {
+		return amqp.URI{}, fmt.Errorf("%w %q: a list of URLs where one is expected", ErrBadURL, Redact(raw))
 	}
 	if strings.ContainsAny(raw, " \t\r\n") {
 		return amqp.URI{}, fmt.Errorf("%w %q: contains white space", ErrBadURL, Redact(raw))
@@ -99,11 +146,27 @@ func ParseURL(raw string) (amqp.URI, error) {
 	return uri, nil
 }
 
-// Vhost returns the virtual host named by an AMQP URL ("/" when none is given).
+// Vhost returns the virtual host named by an AMQP URL ("/" when none is
+// given); for a list of URLs, the first URL's.
 func Vhost(raw string) string {
-	uri, err := amqp.ParseURI(raw)
+	uri, err := amqp.ParseURI(FirstURL(raw))
 	if err != nil || uri.Vhost == "" {
 		return "/"
 	}
 	return uri.Vhost
+}
+
+// WithVhost puts vhost into every URL of raw that names none (a config
+// context's vhost applied to its URL list).
+func WithVhost(raw, vhost string) string {
+	if vhost == "" || vhost == "/" {
+		return raw
+	}
+	urls := SplitURLs(raw)
+	for i, u := range urls {
+		if Vhost(u) == "/" {
+			urls[i] = strings.TrimSuffix(u, "/") + "/" + url.PathEscape(vhost)
+		}
+	}
+	return strings.Join(urls, ",")
 }

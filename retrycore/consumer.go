@@ -136,7 +136,7 @@ func Run(ctx context.Context, opts RunOptions, h Handler) error {
 			o.Metrics.reconnected()
 		}
 		started := time.Now()
-		log.Info("consuming", "queue", o.Pipeline.Main.Queue, "session", sessions, "prefetch", o.Pipeline.Prefetch, "concurrency", o.Pipeline.Concurrency, "url", broker.Redact(o.Broker.URL))
+		log.Info("consuming", "queue", o.Pipeline.Main.Queue, "session", sessions, "prefetch", o.Pipeline.Prefetch, "concurrency", o.Pipeline.Concurrency, "url", s.consume.URL, "publish_url", s.publish.URL)
 		if o.OnConsuming != nil {
 			o.OnConsuming(sessions)
 		}
@@ -185,7 +185,7 @@ func connect(ctx context.Context, o *RunOptions, h Handler, log *slog.Logger) (*
 		_ = consume.Close()
 		return nil, err
 	}
-	s := &session{o: o, h: h, log: log, consume: consume, publish: publish, user: userOf(o.Broker.URL)}
+	s := &session{o: o, h: h, log: log, consume: consume, publish: publish, user: publish.User}
 	if err := s.setup(ctx); err != nil {
 		_ = consume.Close()
 		_ = publish.Close()
@@ -248,13 +248,4 @@ func consumerTag(pipeline string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return "parkinglot-" + pipeline + "-" + hex.EncodeToString(b)
-}
-
-// userOf is the username in an AMQP URL (for the user_id rule).
-func userOf(raw string) string {
-	uri, err := broker.ParseURL(raw)
-	if err != nil {
-		return ""
-	}
-	return uri.Username
 }

@@ -98,7 +98,10 @@ func Management(t testing.TB) *broker.Management {
 // works even when the test broke its own channels.
 func cleanupChannel(t testing.TB, do func(ch *amqp.Channel)) {
 	t.Cleanup(func() {
-		c, err := amqp.Dial(URL())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// broker.Dial: URL() may list the nodes of a cluster.
+		c, err := broker.Dial(ctx, broker.Options{URL: URL(), Name: "parkinglot-test clean-up"})
 		if err != nil {
 			t.Logf("clean-up: %v", err)
 			return
