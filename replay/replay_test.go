@@ -186,7 +186,7 @@ func TestJSONOutputLinesParse(t *testing.T) {
 	}
 	for _, l := range lines {
 		var s replay.Summary
-		if err := json.Unmarshal([]byte(l), &s); err != nil || s.Origin == nil || s.Origin.Exchange != s1.mainEx || s.Facts.Attempts != 3 {
+		if err := json.Unmarshal([]byte(l), &s); err != nil || s.Origin == nil || s.Origin.Exchange != s1.mainEx || s.Facts.Attempts != 4 {
 			t.Errorf("list line %s: %v; want the origin and attempts decoded", l, err)
 		}
 	}

@@ -21,7 +21,7 @@ func Summarize(ctx context.Context, m broker.Message, q retrycore.OriginQuery) S
 // summarize is Summarize without the error group (six regular expressions
 // per message, which a replay of 100k messages does not need).
 func summarize(ctx context.Context, m broker.Message, id string, q retrycore.OriginQuery) Summary {
-	f := retrycore.Decode(m.Headers)
+	f := retrycore.DecodeWith(ctx, m.Headers, q.Limits)
 	s := Summary{
 		ID:          id,
 		Exchange:    m.Exchange,
@@ -45,15 +45,30 @@ func summarize(ctx context.Context, m broker.Message, id string, q retrycore.Ori
 }
 
 // originQuery is the session's origin query for a parking lot: the --to
-// override, the configured default, and queue arguments through a cache
-// (a 100k-message parking lot would otherwise ask the management API for
-// the same delay queue 100k times).
+// override, the configured default, queue arguments through a cache (a
+// 100k-message parking lot would otherwise ask the management API for the
+// same delay queue 100k times), and the delivery limits of quorum queues,
+// so a message dead-lettered by one has its exact attempts (README,
+// "Headers").
 func (s *Session) originQuery(ctx context.Context, queue string, to *retrycore.Destination) retrycore.OriginQuery {
 	q := retrycore.OriginQuery{Override: to, Default: s.cfg.DefaultDestination(queue), ParkingLot: queue}
 	if m := s.optionalManagement(ctx); m != nil {
 		q.Queues = &queueArgsCache{m: m, args: map[string]queueArgs{}}
+		q.Limits = retrycore.NewDeliveryLimits(m, s.serverVersion())
 	}
 	return q
+}
+
+// serverVersion is the RabbitMQ version the consuming connection reports
+// (unknown before it is dialled: read as 4.x, as the delivery limit rules
+// do).
+func (s *Session) serverVersion() broker.Version {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.consume != nil {
+		return s.consume.ServerVersion
+	}
+	return broker.Version{}
 }
 
 type queueArgs struct {

@@ -1,0 +1,145 @@
+package replay_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// getWithin polls a queue until a message is there, without acking it.
+func getWithin(t testing.TB, ch *amqp.Channel, queue string) amqp.Delivery {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		d, ok, err := ch.Get(queue, false)
+		if err != nil {
+			t.Fatalf("get %s: %v", queue, err)
+		}
+		if ok {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no message in %s within 15s", queue)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A message a quorum queue dead-lettered by its delivery limit (2, as an
+// argument) was handled limit + 1 = 3 times; list shows 3, the limit
+// looked up through the management API, not a lower bound (README,
+// "Headers"). Every give-back here is a reject, which every version counts.
+func TestQuorumDeliveryLimitAttemptsAreExact(t *testing.T) {
+	ch := brokertest.Channel(t)
+	mainQ := brokertest.Name(t, "limited")
+	parking := brokertest.Name(t, "limited.parked")
+	brokertest.DeclareQueue(t, ch, parking, nil)
+	brokertest.DeclareQueue(t, ch, mainQ, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2),
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": parking})
+	brokertest.Publish(t, ch, "", mainQ, amqp.Publishing{MessageId: "limit-1", Body: []byte("x"), DeliveryMode: amqp.Persistent})
+	runs := 0
+	for brokertest.Depth(t, ch, parking) == 0 {
+		d, ok, err := ch.Get(mainQ, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		runs++
+		if err := d.Reject(true); err != nil {
+			t.Fatal(err)
+		}
+		if runs > 10 {
+			t.Fatalf("still not dead-lettered after %d runs", runs)
+		}
+	}
+	if runs != 3 {
+		t.Fatalf("the handler ran %d times, want 3 (limit 2 + 1)", runs)
+	}
+	s, _ := openSession(t, replay.Config{})
+	b, err := s.Browse(testCtx(t, 30*time.Second), replay.BrowseOptions{Queue: parking})
+	if err != nil || len(b.Summaries) != 1 {
+		t.Fatalf("browse: %v, %d summaries", err, len(b.Summaries))
+	}
+	f := b.Summaries[0].Facts
+	if f.Attempts != int64(runs) || !strings.Contains(f.AttemptsSource, "limit 2") {
+		t.Errorf("attempts %d (%s), want %d from the queue's limit 2", f.Attempts, f.AttemptsSource, runs)
+	}
+}
+
+// replay --target queue sends the copy to the queue it failed in alone,
+// and records where it first came from: when the copy fails again and is
+// dead-lettered, resolving its origin gives the original exchange and
+// routing key, not the default exchange and that queue (README, "Headers").
+func TestReplayTargetQueueRecordsTheOrigin(t *testing.T) {
+	ch := brokertest.Channel(t)
+	ex := brokertest.Name(t, "orders")
+	mainQ := brokertest.Name(t, "orders.process")
+	parking := brokertest.Name(t, "orders.parked")
+	brokertest.DeclareExchange(t, ch, ex, "topic")
+	brokertest.DeclareQueue(t, ch, parking, nil)
+	brokertest.DeclareQueue(t, ch, mainQ, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": parking})
+	bind(t, ch, mainQ, ex, "order.*")
+
+	fail := func() { // the handler fails: reject into the parking lot
+		t.Helper()
+		d := getWithin(t, ch, mainQ)
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+		brokertest.WaitDepth(t, parking, 1, 15*time.Second)
+	}
+	brokertest.Publish(t, ch, ex, "order.created", amqp.Publishing{MessageId: "o-1", Body: []byte("order"), DeliveryMode: amqp.Persistent})
+	fail()
+
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 60*time.Second)
+	res, err := s.Replay(ctx, replay.Options{Queue: parking, Select: replay.Selector{All: true}, Target: replay.TargetQueue})
+	if err != nil || res.Done != 1 {
+		t.Fatalf("replay --target queue: %v %+v", err, res)
+	}
+	if res.Resets["x-death"] != 1 {
+		t.Errorf("result resets %v: want x-death reset on 1 message", res.Resets)
+	}
+	d := getWithin(t, ch, mainQ)
+	if d.Exchange != "" || d.RoutingKey != mainQ {
+		t.Errorf("the copy came through %q / %q, want the default exchange and %s", d.Exchange, d.RoutingKey, mainQ)
+	}
+	if d.Headers[retrycore.HeaderOriginalExchange] != ex || d.Headers[retrycore.HeaderOriginalRoutingKey] != "order.created" || d.Headers[retrycore.HeaderOriginalQueue] != mainQ {
+		t.Errorf("the copy's headers %v: want x-original-exchange %s, -routing-key order.created, -queue %s", d.Headers, ex, mainQ)
+	}
+	if _, ok := d.Headers[retrycore.HeaderDeath]; ok {
+		t.Errorf("the copy kept x-death: %v", d.Headers)
+	}
+	if err := d.Reject(false); err != nil { // it fails again
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, parking, 1, 15*time.Second)
+
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: parking})
+	if err != nil || len(b.Summaries) != 1 {
+		t.Fatalf("browse: %v, %d summaries", err, len(b.Summaries))
+	}
+	o := b.Summaries[0].Origin
+	if o == nil || o.Exchange != ex || o.RoutingKey != "order.created" || o.Queue != mainQ {
+		t.Fatalf("origin after the second failure %+v (%s), want %s / order.created, failed in %s", o, b.Summaries[0].OriginErr, ex, mainQ)
+	}
+	// And a replay to origin reaches the main queue through that exchange.
+	res, err = s.Replay(ctx, replay.Options{Queue: parking, Select: replay.Selector{All: true}})
+	if err != nil || res.Done != 1 {
+		t.Fatalf("replay to origin: %v %+v", err, res)
+	}
+	if d := getWithin(t, ch, mainQ); d.Exchange != ex || d.RoutingKey != "order.created" {
+		t.Errorf("replayed through %q / %q, want %s / order.created", d.Exchange, d.RoutingKey, ex)
+	} else {
+		_ = d.Ack(false)
+	}
+}
