@@ -49,14 +49,14 @@ type QueueFacts struct {
 
 // PassReport says what a pass did to the queue.
 type PassReport struct {
-	Seen      int // deliveries handed to the caller
-	Taken     int // acknowledged (removed) by the caller
-	GivenBack int // returned with basic.nack(requeue)
+	Seen      int `json:"seen"`       // deliveries handed to the caller
+	Taken     int `json:"taken"`      // acknowledged (removed) by the caller
+	GivenBack int `json:"given_back"` // returned with basic.nack(requeue)
 	// Refreshed messages were re-published to the queue's tail (confirmed)
 	// and the held copy acked, because giving them back would have brought
 	// them to the quorum queue's delivery limit.
-	Refreshed int
-	Notes     []string
+	Refreshed int      `json:"refreshed"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // Pass is one non-destructive pass over a queue's current contents. Every

@@ -34,26 +34,31 @@ func (m *messageScreen) content() string {
 	f := m.sum.Facts
 
 	add(st.Title.Render("Why it failed"))
+	// A value the message carries is shown under its header's name; one
+	// parkinglot derived (an error from x-death, attempts) under a label of
+	// its own with where it came from (README, "Headers").
 	errText := clean(f.Error)
 	if errText == "" {
 		errText = st.Dim.Render("(no error recorded)")
 	} else {
 		errText = st.Important.Render(errText)
 	}
-	if f.ErrorSource != "" && f.ErrorSource != retrycore.HeaderLastError {
+	errLabel := "error"
+	switch f.ErrorSource {
+	case retrycore.HeaderLastError:
+		errLabel = retrycore.HeaderLastError
+	case "":
+	default:
 		errText += st.Dim.Render("  (from " + clean(f.ErrorSource) + ")")
 	}
-	row(retrycore.HeaderLastError, errText)
+	row(errLabel, errText)
 	attempts := st.Important.Render(strconv.FormatInt(f.Attempts, 10))
-	if m.msg != nil {
-		if v, ok := m.msg.Headers[retrycore.HeaderRetryCount]; ok {
-			attempts = st.Important.Render(fmtValue(v))
-		}
+	if f.AttemptsSource != "" {
+		attempts += st.Dim.Render("  (" + clean(f.AttemptsSource) + ")")
+	} else {
+		attempts += st.Dim.Render("  (nothing in the message counts them)")
 	}
-	if f.AttemptsSource != "" && f.AttemptsSource != retrycore.HeaderRetryCount {
-		attempts += st.Dim.Render("  (from " + clean(f.AttemptsSource) + ")")
-	}
-	row(retrycore.HeaderRetryCount, attempts)
+	row("attempts", attempts)
 	if f.FailureKind != "" {
 		row(retrycore.HeaderFailureKind, clean(f.FailureKind))
 	}

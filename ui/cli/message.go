@@ -177,18 +177,60 @@ func writeHeaders(b *strings.Builder, h amqp.Table) {
 			order = append(order, k)
 		}
 	}
+	budget := ShowBodyLimit
 	for _, k := range order {
-		v := h[k]
-		fmt.Fprintf(b, "  %-28s %-9s %s\n", oneLine(format.Key(k)), broker.TypeName(v), Cut(format.Value(v), 300))
+		if !writeHeader(b, 1, k, h[k], &budget) {
+			fmt.Fprintf(b, "  … (headers longer than %d KiB; export the message for all of it)\n", ShowBodyLimit>>10)
+			return
+		}
 	}
 }
 
+// maxShownDepth bounds how deep nested tables are expanded; deeper ones
+// are shown on one line.
+const maxShownDepth = 16
+
+// writeHeader prints one header: a table (rascal's, for one) as its own
+// indented block of keys, in full, so nothing it holds is cut; any other
+// value on one line (format.Value). budget is what may still be written
+// (the 64 KiB rule of the body); it reports false when it ran out.
+func writeHeader(b *strings.Builder, depth int, k string, v any, budget *int) bool {
+	if *budget <= 0 {
+		return false
+	}
+	indent := strings.Repeat("  ", depth)
+	name := fmt.Sprintf("%s%-*s", indent, max(30-len(indent), 1), oneLine(format.Key(k)))
+	t, isTable := v.(amqp.Table)
+	if !isTable || depth >= maxShownDepth || len(t) == 0 {
+		line := fmt.Sprintf("%s %-9s %s\n", name, broker.TypeName(v), format.Value(v))
+		*budget -= len(line)
+		b.WriteString(line)
+		return true
+	}
+	word := "keys"
+	if len(t) == 1 {
+		word = "key"
+	}
+	line := fmt.Sprintf("%s %-9s (%d %s)\n", name, broker.TypeName(v), len(t), word)
+	*budget -= len(line)
+	b.WriteString(line)
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !writeHeader(b, depth+1, k, t[k], budget) {
+			return false
+		}
+	}
+	return true
+}
+
 func writeDeaths(b *strings.Builder, f retrycore.Facts) {
-	deaths := append([]retrycore.Death(nil), f.Deaths...)
-	// x-death is newest first by the entry's last move; its times are the
-	// first death of each entry, so sort by them for a timeline.
-	sort.SliceStable(deaths, func(i, j int) bool { return deaths[i].Time.Before(deaths[j].Time) })
-	for _, d := range deaths {
+	// x-death's own order (newest first) is the truth; its times are whole
+	// seconds and never re-sort it (README, "Headers").
+	for _, d := range retrycore.OldestFirst(f.Deaths) {
 		when := "(no time)"
 		if !d.Time.IsZero() {
 			when = d.Time.UTC().Format(time.RFC3339)

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+func loadFramework(t *testing.T, scenario string) broker.Message {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "frameworks", scenario+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	var m broker.Message
+	if err := m.UnmarshalJSON(rec.Message); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func shown(t *testing.T, m broker.Message) string {
+	t.Helper()
+	s := replay.Summarize(context.Background(), m, retrycore.OriginQuery{ParkingLot: "parked"})
+	var b strings.Builder
+	if err := WriteMessage(&b, "parked", m, s, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// show prints rascal's nested table in full, one key a line, indented
+// (it was cut at ~300 characters).
+func TestShowNestedTableInFull(t *testing.T) {
+	m := loadFramework(t, "rascal-republish-forward")
+	out := shown(t, m)
+	for _, want := range []string{
+		"\n  rascal                       table     (",
+		"\n    originalQueue              string    \"orders.process\"\n",
+		"\n    originalExchange           string    \"orders\"\n",
+		"\n      message                  string    \"order 1042: payment service unavailable\"\n",
+		"\n      orders.process           table     (2 keys)\n",
+		"\n        republished            int8      3\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Delivered") {
+		t.Errorf("show still counts deliveries as if they were attempts:\n%s", out)
+	}
+}
+
+// The death history is x-death's own order reversed, even when times tie
+// (whole seconds): the oldest entry is the last of the array.
+func TestShowDeathHistoryKeepsXDeathOrder(t *testing.T) {
+	at := time.Unix(1714564800, 0)
+	m := broker.Message{Headers: amqp.Table{
+		"x-death": []any{
+			amqp.Table{"queue": "orders.retry", "reason": "expired", "count": int64(1), "exchange": "", "routing-keys": []any{"orders.retry"}, "time": at},
+			amqp.Table{"queue": "orders.main", "reason": "rejected", "count": int64(1), "exchange": "orders", "routing-keys": []any{"order.new"}, "time": at},
+		},
+		"x-delivery-count": int64(1), "x-acquired-count": int64(5),
+	}}
+	out := shown(t, m)
+	i, j := strings.Index(out, "rejected       orders.main"), strings.Index(out, "expired        orders.retry")
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("death history not oldest first in x-death's order:\n%s", out)
+	}
+	for _, want := range []string{
+		"Counted   x-delivery-count 1  (failed deliveries on RabbitMQ 4.3",
+		"Counted   x-acquired-count 5  (every hand-out, including parkinglot's browses)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+}
