@@ -73,6 +73,6 @@ func TestBrowsePacedClassicPassHoldsEverything(t *testing.T) {
 		if seen != ready || rep.Seen != ready || rep.Taken != acked || rep.GivenBack != ready-acked {
 			t.Fatalf("%s: seen %d, report %+v; want %d seen, %d taken", tc.name, seen, rep, ready, acked)
 		}
-		waitDepth(t, ch, q, ready-acked)
+		brokertest.WaitDepth(t, q, ready-acked, 10*time.Second)
 	}
 }

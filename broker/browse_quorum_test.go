@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -65,7 +63,7 @@ func TestBrowseQuorumParkingLot100TimesLosesNothing(t *testing.T) {
 				}
 				refreshed += rep.Refreshed
 				givenBack += rep.GivenBack
-				waitDepth(t, ch, q, messages)
+				brokertest.WaitDepth(t, q, messages, 10*time.Second)
 			}
 			if maxCount > int64(limit)-1 {
 				t.Errorf("a message reached x-delivery-count %d: within one give-back of the limit %d", maxCount, limit)
@@ -90,26 +88,19 @@ func TestBrowseQuorumParkingLot100TimesLosesNothing(t *testing.T) {
 func TestBrowseQuorumParkingLotListedByTheCLI100Times(t *testing.T) {
 	const messages, runs, limit = 50, 100, 3
 	start := time.Now()
-	bin := brokertest.Binary(t)
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "parking")
 	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(limit)})
 	want := publishParked(t, ch, q, messages)
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(),
-		"PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL())
+	c := brokertest.NewCLI(t)
+	c.Timeout = 60 * time.Second
 	for run := 1; run <= runs; run++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, bin, "list", q, "-o", "json")
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			t.Fatalf("list run %d: %v\n%s", run, err, stderr.String())
+		r := c.Run("", "list", q, "-o", "json")
+		if r.Code != 0 {
+			t.Fatalf("list run %d: exit %d\n%s", run, r.Code, r.Stderr)
 		}
 		ids := map[string]bool{}
-		for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 			var s struct {
 				ID string `json:"id"`
 			}
@@ -119,12 +110,12 @@ func TestBrowseQuorumParkingLotListedByTheCLI100Times(t *testing.T) {
 			ids[s.ID] = true
 		}
 		if len(ids) != messages {
-			t.Fatalf("list run %d listed %d distinct messages, want %d\n%s", run, len(ids), messages, stderr.String())
+			t.Fatalf("list run %d listed %d distinct messages, want %d\n%s", run, len(ids), messages, r.Stderr)
 		}
-		if !strings.Contains(stderr.String(), fmt.Sprintf("delivery limit %d", limit)) || !strings.Contains(stderr.String(), "refreshed") {
-			t.Fatalf("list run %d does not say what it does about the delivery limit; stderr:\n%s", run, stderr.String())
+		if !strings.Contains(r.Stderr, fmt.Sprintf("delivery limit %d", limit)) || !strings.Contains(r.Stderr, "refreshed") {
+			t.Fatalf("list run %d does not say what it does about the delivery limit; stderr:\n%s", run, r.Stderr)
 		}
-		waitDepth(t, ch, q, messages)
+		brokertest.WaitDepth(t, q, messages, 10*time.Second)
 	}
 	lost, changed, dups := checkParked(t, ch, q, want)
 	brokertest.Figures(t, "quorum list (CLI): delivery_limit=%d messages=%d runs=%d lost=%d changed=%d duplicates=%d duration=%s",

@@ -51,23 +51,6 @@ func browseAll(t *testing.T, conn *broker.Conn, mgmt *broker.Management, queue s
 	return ids, rep
 }
 
-// waitDepth polls the ready count until it equals want (messages given back
-// are ready again almost at once, but not synchronously with the nack).
-func waitDepth(t *testing.T, ch *amqp.Channel, queue string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := brokertest.Depth(t, ch, queue)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue %s: %d ready, want %d", queue, got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestBrowseClassicGivesEverythingBackInOrder(t *testing.T) {
 	conn := brokertest.Dial(t, "")
 	ch := brokertest.Channel(t)
@@ -79,7 +62,7 @@ func TestBrowseClassicGivesEverythingBackInOrder(t *testing.T) {
 	if len(first) != 50 || rep.GivenBack != 50 || rep.Taken != 0 {
 		t.Fatalf("first pass saw %d, report %+v; want 50 seen and given back", len(first), rep)
 	}
-	waitDepth(t, ch, q, 50)
+	brokertest.WaitDepth(t, q, 50, 10*time.Second)
 	second, _ := browseAll(t, conn, brokertest.Management(t), q)
 	if fmt.Sprint(first) != fmt.Sprint(second) {
 		t.Fatalf("order changed between passes:\n%v\n%v", first, second)
@@ -114,7 +97,7 @@ func TestBrowseLimitStopsEarlyAndLeavesTheRest(t *testing.T) {
 	if n != 5 {
 		t.Fatalf("saw %d messages with Limit 5", n)
 	}
-	waitDepth(t, ch, q, 30)
+	brokertest.WaitDepth(t, q, 30, 10*time.Second)
 }
 
 func TestBrowseAckRemovesOnlyTakenMessages(t *testing.T) {
@@ -149,7 +132,7 @@ func TestBrowseAckRemovesOnlyTakenMessages(t *testing.T) {
 	if rep.Taken != 2 || rep.GivenBack != 8 {
 		t.Fatalf("report %+v, want 2 taken and 8 given back", rep)
 	}
-	waitDepth(t, ch, q, 8)
+	brokertest.WaitDepth(t, q, 8, 10*time.Second)
 	for _, d := range brokertest.Drain(t, ch, q) {
 		if d.MessageId == "m-0003" || d.MessageId == "m-0007" {
 			t.Fatalf("taken message %s is still in the queue", d.MessageId)
@@ -180,7 +163,7 @@ func TestBrowseQuorumDeliveryLimitLosesNothing(t *testing.T) {
 					t.Fatalf("pass %d saw %d messages, want 20 (report %+v)", i+1, len(ids), rep)
 				}
 				refreshed += rep.Refreshed
-				waitDepth(t, ch, q, 20)
+				brokertest.WaitDepth(t, q, 20, 10*time.Second)
 			}
 			switch v := brokertest.Version(t); {
 			case v.NackCountsTowardDeliveryLimit() && refreshed == 0:
@@ -210,7 +193,7 @@ func TestBrowseWithoutManagementStillProtectsQuorum(t *testing.T) {
 		if len(ids) != 5 {
 			t.Fatalf("pass %d saw %d, want 5 (%+v)", i+1, len(ids), rep)
 		}
-		waitDepth(t, ch, q, 5)
+		brokertest.WaitDepth(t, q, 5, 10*time.Second)
 	}
 }
 
@@ -370,6 +353,6 @@ func TestBrowseWaitsForADeliveryStillBeingRead(t *testing.T) {
 		if _, err := p.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitDepth(t, ch, q, 1)
+		brokertest.WaitDepth(t, q, 1, 10*time.Second)
 	}
 }

@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -9,12 +8,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,27 +123,13 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("the CLI: --insecure-skip-verify connects without the CA and warns; nothing else turns it on", func(t *testing.T) {
-		bin := brokertest.Binary(t)
 		cfgHome := t.TempDir()
 		run := func(t *testing.T, env []string, args ...string) (int, string, string) {
 			t.Helper()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, args...)
-			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfgHome, "XDG_STATE_HOME="+t.TempDir(),
-				"PARKINGLOT_URL="+url, "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL())
-			cmd.Env = append(cmd.Env, env...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			var ee *exec.ExitError
-			switch {
-			case errors.As(err, &ee):
-				return ee.ExitCode(), stdout.String(), stderr.String()
-			case err != nil:
-				t.Fatalf("run %v: %v", args, err)
-			}
-			return 0, stdout.String(), stderr.String()
+			c := brokertest.NewCLI(t, append([]string{"XDG_CONFIG_HOME=" + cfgHome, "PARKINGLOT_URL=" + url}, env...)...)
+			c.Timeout = 60 * time.Second
+			r := c.Run("", args...)
+			return r.Code, r.Stdout, r.Stderr
 		}
 		client := []string{"--tls-cert", pki.clientCert, "--tls-key", pki.clientKey}
 

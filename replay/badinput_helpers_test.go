@@ -99,7 +99,7 @@ type bx struct {
 
 func newBX(t *testing.T, u corpusUsers) *bx {
 	b := &bx{t: t, u: u, ch: brokertest.Channel(t), c: newCLI(t), dir: t.TempDir(), delta: map[string]int{}}
-	b.c.env = append(b.c.env,
+	b.c.Env = append(b.c.Env,
 		"PARKINGLOT_URL="+u.url(),
 		"PARKINGLOT_MANAGEMENT_URL="+u.managementURL(),
 		"TMPDIR="+b.dir,
@@ -161,7 +161,7 @@ func (b *bx) file(name, content string, mode os.FileMode) string {
 }
 
 // env adds environment variables for the run (later ones win).
-func (b *bx) env(kv ...string) { b.c.env = append(b.c.env, kv...) }
+func (b *bx) env(kv ...string) { b.c.Env = append(b.c.Env, kv...) }
 
 // snapshot records the depth of every watched queue.
 func (b *bx) snapshot() {
@@ -291,8 +291,7 @@ func (b *bx) daemon(args []string, done func() bool) cliResult {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = b.c.env
+	cmd := b.c.Command(ctx, args...)
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

@@ -314,7 +314,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "stream-queue-list-without-management", code: 1, want: "ready but the broker delivered none", setup: func(b *bx) []string {
 			q := b.queue("stream", amqp.Table{"x-queue-type": "stream"})
 			b.parkText(q, 1)
-			waitDepth(b.t, b.ch, q, 1) // a stream's count lags its publishes
+			brokertest.WaitDepth(b.t, q, 1, 15*time.Second) // a stream's count lags its publishes
 			return []string{"--management-url", "http://127.0.0.1:1", "list", q}
 		}},
 

@@ -258,6 +258,7 @@ func BenchmarkBrowse(b *testing.B) {
 	ch := brokertest.Channel(b)
 	t := declareBenchTopology(b, ch)
 	t.seed(b, t.parking, n)
+	bin := brokertest.Binary(b)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
 		// The raw browse runs before and after ours and the baseline is
@@ -268,7 +269,7 @@ func BenchmarkBrowse(b *testing.B) {
 
 		out := filepath.Join(b.TempDir(), "browse.json")
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestBrowseChild$", "-test.bench", "^$", "-test.count", "1")
-		cmd.Env = append(os.Environ(), browseChildEnv+"="+t.parking, browseOutEnv+"="+out, "PARKINGLOT_BIN="+binary)
+		cmd.Env = append(os.Environ(), browseChildEnv+"="+t.parking, browseOutEnv+"="+out, "PARKINGLOT_BIN="+bin)
 		b.StartTimer()
 		outText, err := cmd.CombinedOutput()
 		b.StopTimer()

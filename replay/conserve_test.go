@@ -179,8 +179,8 @@ func TestInterruptedReplayLosesNothing(t *testing.T) {
 	if res.Done < 200 || res.Done >= n {
 		t.Fatalf("done %d: want the run stopped early", res.Done)
 	}
-	waitDepth(t, ch, dst, res.Done)
-	waitDepth(t, ch, q, n-res.Done)
+	brokertest.WaitDepth(t, dst, res.Done, 15*time.Second)
+	brokertest.WaitDepth(t, q, n-res.Done, 15*time.Second)
 }
 
 // An audit log that cannot be opened stops the run before anything is
@@ -201,7 +201,7 @@ func TestUnwritableAuditLogChangesNothing(t *testing.T) {
 	if _, err := s.Delete(ctx, replay.DeleteOptions{Queue: q, Select: replay.Selector{All: true}}); err == nil {
 		t.Fatalf("delete with an unwritable audit log succeeded")
 	}
-	waitDepth(t, ch, q, 5)
+	brokertest.WaitDepth(t, q, 5, 15*time.Second)
 	if got := brokertest.Depth(t, ch, dst); got != 0 {
 		t.Fatalf("%d messages sent", got)
 	}

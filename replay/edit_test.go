@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -41,7 +42,7 @@ func newEditFixture(t *testing.T, editor string) editFixture {
 	brokertest.DeclareQueue(t, ch, f.dst, nil)
 	brokertest.Publish(t, ch, "", f.q, amqp.Publishing{MessageId: "order-7", ContentType: "application/json",
 		Body: []byte(`{"amount":"12,50"}`), Headers: amqp.Table{"x-last-error": "amount is not a number", "x-original-exchange": "", "x-original-routing-key": f.dst}})
-	f.c.env = append(f.c.env, "TMPDIR="+f.tmp, "VISUAL=", "EDITOR="+editor)
+	f.c.Env = append(f.c.Env, "TMPDIR="+f.tmp, "VISUAL=", "EDITOR="+editor)
 	return f
 }
 
@@ -67,7 +68,7 @@ func TestEditWithScriptedEditorReplaysEditedBody(t *testing.T) {
 		t.Fatalf("%d messages at the destination, want 1", len(got))
 	}
 	assertReplayed(t, got[0], "order-7", []byte(`{"amount":12.5}`))
-	waitDepth(t, f.ch, f.q, 0)
+	brokertest.WaitDepth(t, f.q, 0, 15*time.Second)
 	f.tmpEmpty(t)
 	es := auditEntries(t, f.c.audit)
 	if len(es) != 1 || es[0].Action != "edit" || es[0].Result != "ok" || es[0].MessageID != "order-7" {
@@ -81,7 +82,7 @@ func TestEditRefusesInvalidJSONNothingSent(t *testing.T) {
 	if !strings.Contains(r.stderr, "not valid JSON") || !strings.Contains(r.stderr, "line 1, column") || !strings.Contains(r.stderr, "still parked") {
 		t.Errorf("stderr %q: want the JSON error with its position", r.stderr)
 	}
-	waitDepth(t, f.ch, f.q, 1)
+	brokertest.WaitDepth(t, f.q, 1, 15*time.Second)
 	if n := brokertest.Depth(t, f.ch, f.dst); n != 0 {
 		t.Fatalf("an invalid edit sent %d messages", n)
 	}
@@ -97,13 +98,13 @@ func TestEditEditorMissingOrFailingChangesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEditFixture(t, tc.editor)
 			if tc.editor == "" {
-				f.c.env = append(f.c.env, "PATH="+t.TempDir())
+				f.c.Env = append(f.c.Env, "PATH="+t.TempDir())
 			}
 			r := f.c.must(1, "", "edit", f.q, "order-7", "--yes")
 			if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "nothing changed") {
 				t.Errorf("stderr %q: want %q and nothing changed", r.stderr, tc.want)
 			}
-			waitDepth(t, f.ch, f.q, 1)
+			brokertest.WaitDepth(t, f.q, 1, 15*time.Second)
 			if n := brokertest.Depth(t, f.ch, f.dst); n != 0 {
 				t.Fatalf("sent %d messages", n)
 			}

@@ -37,7 +37,7 @@ func TestReplayUnroutableLeavesMessagesParkedExit3(t *testing.T) {
 			t.Errorf("output lacks the unroutable line for %s:\n%s", idOf(i), r.stdout)
 		}
 	}
-	waitDepth(t, ch, q, 3)
+	brokertest.WaitDepth(t, q, 3, 15*time.Second)
 	for _, e := range auditEntries(t, c.audit) {
 		if e.Result != "unroutable" {
 			t.Errorf("audit entry %+v: want result unroutable", e)
@@ -62,7 +62,7 @@ func TestReplayMissingExchangeIsClearAndLosesNothing(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, "Exception") || strings.Contains(r.stdout+r.stderr, "NOT_FOUND") {
 		t.Errorf("raw broker error shown:\n%s%s", r.stdout, r.stderr)
 	}
-	waitDepth(t, ch, q, 2)
+	brokertest.WaitDepth(t, q, 2, 15*time.Second)
 }
 
 // A destination queue that refuses publishes (full, reject-publish): the
@@ -89,12 +89,12 @@ func TestReplayNackedByFullQueueStaysParked(t *testing.T) {
 			t.Errorf("failure %+v: want the nack reason", f)
 		}
 	}
-	waitDepth(t, ch, q, 2)
-	waitDepth(t, ch, full, 1)
+	brokertest.WaitDepth(t, q, 2, 15*time.Second)
+	brokertest.WaitDepth(t, full, 1, 15*time.Second)
 
 	c := newCLI(t)
 	c.must(3, "", "replay", q, "--all", "--to", ":"+full, "--yes")
-	waitDepth(t, ch, q, 2)
+	brokertest.WaitDepth(t, q, 2, 15*time.Second)
 }
 
 func TestReplayMissingQueueIsOneLine(t *testing.T) {
@@ -145,7 +145,7 @@ func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
 	brokertest.DeclareQueue(t, ch, dst, nil)
 	parkPlain(t, ch, q, 2)
 	c := newCLI(t)
-	c.env = append(c.env, "PARKINGLOT_MANAGEMENT_URL=http://guest:guest@127.0.0.1:1")
+	c.Env = append(c.Env, "PARKINGLOT_MANAGEMENT_URL=http://guest:guest@127.0.0.1:1")
 	r := c.must(0, "", "list", q)
 	if !strings.Contains(r.stdout, idOf(1)) || !strings.Contains(r.stderr, "management API unavailable") {
 		t.Errorf("list without the API:\n%s\n%s", r.stdout, r.stderr)
@@ -155,7 +155,7 @@ func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
 		t.Errorf("dry run without the API:\n%s\n%s", r.stdout, r.stderr)
 	}
 	c.must(0, "", "replay", q, "--all", "--to", ":"+dst, "--yes")
-	waitDepth(t, ch, dst, 2)
+	brokertest.WaitDepth(t, dst, 2, 15*time.Second)
 	r = c.must(1, "", "queues")
 	if !strings.Contains(r.stderr, "management API unavailable") {
 		t.Errorf("queues without the API: %q", r.stderr)

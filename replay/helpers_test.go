@@ -4,14 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,20 +24,12 @@ func testConnection() replay.Connection {
 	return replay.Connection{URL: brokertest.URL(), ManagementURL: brokertest.ManagementURL(), Vhost: "/"}
 }
 
-// uniqueName is a connection-name prefix no other test shares, so
-// brokertest.CloseConnections hits only this test's connections.
-func uniqueName(t testing.TB) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return "pltest-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + hex.EncodeToString(b)
-}
-
 // openSession opens a session with a private audit log.
 func openSession(t testing.TB, cfg replay.Config) (*replay.Session, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	name := uniqueName(t)
+	name := brokertest.Name(t, "")
 	s, err := replay.Open(ctx, testConnection(), cfg, name, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("open session: %v", err)
@@ -55,23 +43,6 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitDepth polls the ready count until it equals want: given-back
-// messages are ready again soon after the nack, not synchronously.
-func waitDepth(t testing.TB, ch *amqp.Channel, queue string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got := brokertest.Depth(t, ch, queue)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue %s: %d ready, want %d", queue, got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // getOne polls a queue until a message is there (a TTL queue dead-letters
@@ -221,23 +192,20 @@ func assertReplayed(t testing.TB, d amqp.Delivery, id string, body []byte) {
 // cli runs the real binary against the test broker with a private config
 // directory and audit log.
 type cli struct {
+	*brokertest.CLI
 	t     testing.TB
-	env   []string
 	audit string
 }
 
 func newCLI(t testing.TB) *cli {
 	dir := t.TempDir()
-	c := &cli{t: t, audit: filepath.Join(dir, "audit.jsonl")}
-	c.env = append(os.Environ(),
-		"PARKINGLOT_URL="+brokertest.URL(),
-		"PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
-		"PARKINGLOT_AUDIT_LOG="+c.audit,
-		"PARKINGLOT_CONNECTION_NAME="+uniqueName(t),
+	audit := filepath.Join(dir, "audit.jsonl")
+	return &cli{t: t, audit: audit, CLI: brokertest.NewCLI(t,
+		"PARKINGLOT_AUDIT_LOG="+audit,
+		"PARKINGLOT_CONNECTION_NAME="+brokertest.Name(t, ""),
 		"XDG_CONFIG_HOME="+dir,
 		"XDG_STATE_HOME="+dir,
-	)
-	return c
+	)}
 }
 
 type cliResult struct {
@@ -247,23 +215,8 @@ type cliResult struct {
 
 func (c *cli) run(stdin string, args ...string) cliResult {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = c.env
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.code = ee.ExitCode()
-	default:
-		c.t.Fatalf("run %v: %v", args, err)
-	}
+	r := c.Run(stdin, args...)
+	res := cliResult{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 	if strings.Contains(res.stdout+res.stderr, "panic:") {
 		c.t.Fatalf("parkinglot %v panicked:\n%s", args, res.stderr)
 	}

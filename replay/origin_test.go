@@ -45,7 +45,7 @@ func TestReplaySeed1FollowsDelayQueueDLXToMainExchange(t *testing.T) {
 	if got[0].Exchange != s1.mainEx || got[0].RoutingKey != s1.mainKey {
 		t.Errorf("copy came through %s/%s, want %s/%s", got[0].Exchange, got[0].RoutingKey, s1.mainEx, s1.mainKey)
 	}
-	waitDepth(t, ch, s1.parking, 0)
+	brokertest.WaitDepth(t, s1.parking, 0, 15*time.Second)
 }
 
 func TestReplaySeed1ViaOriginalHeaders(t *testing.T) {
@@ -71,7 +71,7 @@ func TestReplaySeed1ViaOriginalHeaders(t *testing.T) {
 		t.Fatalf("%d messages reached the main queue, want 1", len(got))
 	}
 	assertReplayed(t, got[0], "pay-2", []byte(`{"payment":2}`))
-	waitDepth(t, ch, s1.parking, 0)
+	brokertest.WaitDepth(t, s1.parking, 0, 15*time.Second)
 }
 
 // The config's per-parking-lot default wins over the headers, through
@@ -104,7 +104,7 @@ func TestReplaySeed1ViaConfigDefaultCLI(t *testing.T) {
 	if n := brokertest.Depth(t, ch, s1.mainQ); n != 0 {
 		t.Errorf("%d messages went to the header origin; the config default must win", n)
 	}
-	waitDepth(t, ch, s1.parking, 0)
+	brokertest.WaitDepth(t, s1.parking, 0, 15*time.Second)
 }
 
 // Seed 2: nack → dead-letter (default exchange) → TTL wait queue → back,
@@ -151,7 +151,7 @@ func TestReplaySeed2GoesBackToFirstDeathExchangeAndKey(t *testing.T) {
 	if _, ok := got[0].Headers["x-death"]; ok {
 		t.Errorf("x-death kept: the copy must start with a fresh budget")
 	}
-	waitDepth(t, ch, parking, 0)
+	brokertest.WaitDepth(t, parking, 0, 15*time.Second)
 }
 
 // waitGet polls until a message is there and returns it unacked.
@@ -185,5 +185,5 @@ func TestReplayRefusesUnknownOrigin(t *testing.T) {
 	if !strings.Contains(r.stdout, "lost-1: "+retrycore.ErrUnknownOrigin.Error()) {
 		t.Errorf("output %q: want the refusal sentence for lost-1", r.stdout)
 	}
-	waitDepth(t, ch, q, 1)
+	brokertest.WaitDepth(t, q, 1, 15*time.Second)
 }

@@ -34,8 +34,8 @@ func TestReplayRate50On200TakesAtLeast3_5s(t *testing.T) {
 		t.Fatalf("200 messages at --rate 50 took %v; want ≥ 3.5s", elapsed)
 	}
 	t.Logf("200 messages at --rate 50: %v", elapsed)
-	waitDepth(t, ch, dst, 200)
-	waitDepth(t, ch, q, 0)
+	brokertest.WaitDepth(t, dst, 200, 15*time.Second)
+	brokertest.WaitDepth(t, q, 0, 15*time.Second)
 }
 
 // A dry run prints what goes where (with the route preview) and changes
@@ -55,7 +55,7 @@ func TestDryRunChangesNoQueueDepth(t *testing.T) {
 	if !strings.Contains(r.stdout, "pay-d1 → "+s1.mainEx+" → "+s1.mainKey) {
 		t.Errorf("dry run output lacks the per-message line:\n%s", r.stdout)
 	}
-	waitDepth(t, ch, s1.parking, 2)
+	brokertest.WaitDepth(t, s1.parking, 2, 15*time.Second)
 	if n := brokertest.Depth(t, ch, s1.mainQ); n != 0 {
 		t.Fatalf("dry run sent %d messages", n)
 	}
@@ -65,7 +65,7 @@ func TestDryRunChangesNoQueueDepth(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &plan); err != nil || len(plan.Items) != 2 {
 		t.Fatalf("json plan %q: %v", r.stdout, err)
 	}
-	waitDepth(t, ch, s1.parking, 2)
+	brokertest.WaitDepth(t, s1.parking, 2, 15*time.Second)
 }
 
 // The route preview warns when the origin reaches more queues than the one
@@ -99,7 +99,7 @@ func TestRoutePreviewWarnsAboutOtherQueuesAndTargetQueueAvoidsThem(t *testing.T)
 	if err != nil || res.Done != 1 {
 		t.Fatalf("replay --target queue: %v %+v", err, res)
 	}
-	waitDepth(t, ch, mine, 1)
+	brokertest.WaitDepth(t, mine, 1, 15*time.Second)
 	if n := brokertest.Depth(t, ch, theirs); n != 0 {
 		t.Fatalf("--target queue reached %s too", theirs)
 	}
@@ -126,7 +126,7 @@ func TestNoTerminalNoYesPrintsPlanChangesNothingExit2(t *testing.T) {
 		if !strings.Contains(r.stdout, idOf(0)) || !strings.Contains(r.stderr, "pass --yes") {
 			t.Errorf("%v: want the plan on stdout and the --yes hint on stderr:\n%s\n%s", args, r.stdout, r.stderr)
 		}
-		waitDepth(t, ch, q, 3)
+		brokertest.WaitDepth(t, q, 3, 15*time.Second)
 		if n := brokertest.Depth(t, ch, dst); n != 0 {
 			t.Fatalf("%v sent %d messages", args, n)
 		}
@@ -226,7 +226,7 @@ func TestJSONOutputLinesParse(t *testing.T) {
 	if strings.Join(kinds, ",") != "replayed,replayed,finished" {
 		t.Errorf("replay -o json events %v, want replayed,replayed,finished", kinds)
 	}
-	waitDepth(t, ch, s1.mainQ, 2)
+	brokertest.WaitDepth(t, s1.mainQ, 2, 15*time.Second)
 }
 
 func nonEmptyLines(s string) []string {
@@ -274,12 +274,12 @@ func TestFiltersErrorAgeAndHeaders(t *testing.T) {
 			t.Errorf("filter %s: got %v, want %s", tc.filter, ids, tc.want)
 		}
 	}
-	waitDepth(t, ch, q, 3)
+	brokertest.WaitDepth(t, q, 3, 15*time.Second)
 	// The same filter through replay selects the same messages.
 	c := newCLI(t)
 	dst := brokertest.Name(t, "dst")
 	brokertest.DeclareQueue(t, ch, dst, nil)
 	c.must(0, "", "replay", q, "--filter", `headers["tenant"] == "acme"`, "--to", ":"+dst, "--yes")
-	waitDepth(t, ch, dst, 2)
-	waitDepth(t, ch, q, 1)
+	brokertest.WaitDepth(t, dst, 2, 15*time.Second)
+	brokertest.WaitDepth(t, q, 1, 15*time.Second)
 }

@@ -68,13 +68,13 @@ func TestExportDeleteImportRestoresEveryMessageIdentically(t *testing.T) {
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("export file: %v mode %v, want 0600", err, fi.Mode().Perm())
 	}
-	waitDepth(t, ch, q, len(msgs)) // export without --remove takes nothing
+	brokertest.WaitDepth(t, q, len(msgs), 15*time.Second) // export without --remove takes nothing
 	r := c.must(1, "", "export", q, "--file", file)
 	if !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("a second export over the file: %q, want a refusal", r.stderr)
 	}
 	c.must(0, "", "delete", q, "--all", "--yes")
-	waitDepth(t, ch, q, 0)
+	brokertest.WaitDepth(t, q, 0, 15*time.Second)
 	c.must(0, "", "import", file, "--yes")
 	got := drainAll(t, ch, q, len(msgs))
 	if len(got) != len(want) {
@@ -114,7 +114,7 @@ func TestExportRemoveThenImport(t *testing.T) {
 	if !strings.Contains(r.stdout, "exported and removed 300 message(s)") {
 		t.Errorf("export --remove output %q", r.stdout)
 	}
-	waitDepth(t, ch, q, 0)
+	brokertest.WaitDepth(t, q, 0, 15*time.Second)
 	data, err := os.ReadFile(file)
 	if err != nil || bytes.Count(data, []byte("\n")) != 300 {
 		t.Fatalf("export file: %v, %d lines", err, bytes.Count(data, []byte("\n")))
@@ -129,7 +129,7 @@ func TestExportRemoveThenImport(t *testing.T) {
 		t.Errorf("%d export-remove audit entries, want 300", n)
 	}
 	c.must(0, "", "import", file, "--yes")
-	waitDepth(t, ch, q, 300)
+	brokertest.WaitDepth(t, q, 300, 15*time.Second)
 }
 
 // A truncated or non-JSON line is an error naming the line, and nothing
@@ -169,6 +169,6 @@ func TestImportBadFileNamesLineAndPublishesNothing(t *testing.T) {
 		if !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("import %s: stderr %q, want one line with %q", filepath.Base(tc.file), r.stderr, tc.want)
 		}
-		waitDepth(t, ch, q, 3)
+		brokertest.WaitDepth(t, q, 3, 15*time.Second)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -59,7 +60,7 @@ func TestShowBodiesAndHeaders(t *testing.T) {
 	if strings.TrimSpace(r.stderr) != `parkinglot: no message "nope" in queue "`+q+`" (3 messages looked at)` {
 		t.Errorf("missing id: %q", r.stderr)
 	}
-	waitDepth(t, ch, q, 3)
+	brokertest.WaitDepth(t, q, 3, 15*time.Second)
 }
 
 func TestListLimitAndQueues(t *testing.T) {
@@ -72,7 +73,7 @@ func TestListLimitAndQueues(t *testing.T) {
 	if lines := nonEmptyLines(r.stdout); len(lines) != 6 || !strings.HasPrefix(lines[0], "ID ") || !strings.HasPrefix(lines[1], idOf(0)) {
 		t.Errorf("list --limit 5:\n%s", r.stdout)
 	}
-	waitDepth(t, ch, q, 30)
+	brokertest.WaitDepth(t, q, 30, 15*time.Second)
 	r = c.must(0, "", "queues")
 	found := false
 	for _, l := range nonEmptyLines(r.stdout) {

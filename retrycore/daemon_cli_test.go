@@ -2,7 +2,6 @@ package retrycore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -21,65 +20,28 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
-// parkinglotBinary is $PARKINGLOT_BIN (make test builds it) or a fresh build
-// of the repository's main package.
-func parkinglotBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("PARKINGLOT_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "parkinglot")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = ".." // the repository root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // cli runs the binary with the test broker's URLs and an empty config.
 type cli struct {
-	t   *testing.T
-	bin string
-	env []string
+	*brokertest.CLI
+	t *testing.T
 }
 
 func newCLI(t *testing.T) *cli {
-	return &cli{t: t, bin: parkinglotBinary(t), env: append(os.Environ(),
-		"XDG_CONFIG_HOME="+t.TempDir(),
-		"PARKINGLOT_URL="+brokertest.URL(),
-		"PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
-	)}
+	c := &cli{CLI: brokertest.NewCLI(t), t: t}
+	c.Timeout = 60 * time.Second
+	return c
 }
 
+// command is the binary with args, for a test that starts it itself.
 func (c *cli) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(c.bin, args...)
-	cmd.Env = c.env
-	return cmd
+	return c.Command(context.Background(), args...)
 }
 
 // run runs a command to completion and returns its exit code and output.
 func (c *cli) run(args ...string) (int, string, string) {
 	c.t.Helper()
-	cmd := c.command(args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	go func() {
-		<-ctx.Done()
-		if cmd.Process != nil && ctx.Err() == context.DeadlineExceeded {
-			_ = cmd.Process.Kill()
-		}
-	}()
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatalf("run %v: %v", args, err)
-	}
-	return code, stdout.String(), stderr.String()
+	r := c.Run("", args...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 func TestDaemonCLI(t *testing.T) {

@@ -1,9 +1,12 @@
 package retrycore
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: the
@@ -14,5 +17,9 @@ func TestMain(m *testing.M) {
 		// shared transport) idle between requests by design.
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.Cleanup(func(code int) {
+			brokertest.RemoveBinary() // the binary the CLI tests built
+			os.Exit(code)
+		}),
 	)
 }

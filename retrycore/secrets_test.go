@@ -39,7 +39,7 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 
 	c := newCLI(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	c.env = append(c.env, "PARKINGLOT_URL="+amqpURL, "PARKINGLOT_MANAGEMENT_URL="+mgmtURL, "PARKINGLOT_AUDIT_LOG="+audit)
+	c.Env = append(c.Env, "PARKINGLOT_URL="+amqpURL, "PARKINGLOT_MANAGEMENT_URL="+mgmtURL, "PARKINGLOT_AUDIT_LOG="+audit)
 	// AMQP_URL and MANAGEMENT_URL (the test broker's guest URLs) stay in the
 	// environment: they are not secret here, and the handler must not see
 	// them either.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,7 +32,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 	ch := brokertest.Channel(t) // fails loudly without a broker
 	brokertest.Management(t)
-	bin := parkinglotBinary(t)
+	bin := brokertest.Binary(t)
 	home := t.TempDir()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
@@ -145,21 +144,6 @@ func TestTUIEndToEnd(t *testing.T) {
 	if n := depth(t, ch, lot); n != 15 {
 		t.Fatalf("after quitting the parking lot holds %d ready, want 15 (17 less the two replayed): the TUI kept messages", n)
 	}
-}
-
-// parkinglotBinary is $PARKINGLOT_BIN (make test builds it) or a fresh build.
-func parkinglotBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("PARKINGLOT_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "parkinglot")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/parkinglot/parkinglot")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build parkinglot: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // depth is a queue's ready count, from the broker itself.

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // TestMain fails the package's tests if a goroutine outlives them: every
@@ -17,5 +20,9 @@ func TestMain(m *testing.M) {
 		// The management client's idle keep-alive connections.
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.Cleanup(func(code int) {
+			brokertest.RemoveBinary() // the binary the CLI tests built
+			os.Exit(code)
+		}),
 	)
 }

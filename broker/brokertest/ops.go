@@ -292,36 +292,6 @@ func ManagementURLFor(user, password string) string {
 	return u.String()
 }
 
-// Binary is $PARKINGLOT_BIN (make test builds it) or a fresh build of the
-// repository's main package into the test's temp dir.
-func Binary(t testing.TB) string {
-	t.Helper()
-	if bin := os.Getenv("PARKINGLOT_BIN"); bin != "" {
-		return bin
-	}
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		root = parent
-	}
-	bin := filepath.Join(t.TempDir(), "parkinglot")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // MemoryAlarm raises the broker's memory alarm (a vm_memory_high_watermark
 // far below what the node uses: every publishing connection is blocked) and
 // returns a function that restores the watermark the node had; the test's

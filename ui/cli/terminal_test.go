@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,8 +34,7 @@ type terminal struct {
 
 func startTerminal(t *testing.T, env []string, args ...string) *terminal {
 	t.Helper()
-	cmd := exec.Command(brokertest.Binary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd := brokertest.NewCLI(t, env...).Command(context.Background(), args...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		t.Fatalf("start in a pty: %v", err)
@@ -226,11 +226,8 @@ var promptCases = []promptCase{
 		progress: "imported 3/3",
 		args: func(t *testing.T, park, dest, dir string) []string {
 			file := filepath.Join(dir, "export.jsonl")
-			export := exec.Command(brokertest.Binary(t), "export", park, "--file", file)
-			export.Env = append(os.Environ(), "PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL())
-			out, err := export.CombinedOutput()
-			if err != nil {
-				t.Fatalf("export for import: %v\n%s", err, out)
+			if r := brokertest.NewCLI(t).Run("", "export", park, "--file", file); r.Code != 0 {
+				t.Fatalf("export for import: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
 			return []string{"import", file, "--to", ":" + dest}
 		},
@@ -273,8 +270,6 @@ func TestPromptAnswersInATerminal(t *testing.T) {
 					t.Fatal(err)
 				}
 				env := []string{
-					"PARKINGLOT_URL=" + brokertest.URL(),
-					"PARKINGLOT_MANAGEMENT_URL=" + brokertest.ManagementURL(),
 					"XDG_CONFIG_HOME=" + dir, "HOME=" + dir,
 					"VISUAL=" + editor, "EDITOR=" + editor,
 				}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,18 +32,15 @@ func TestWholeParkingLotOnEveryVersion(t *testing.T) {
 			}
 			brokertest.PublishMany(t, ch, "", park, msgs)
 			brokertest.WaitDepth(t, park, n, 30*time.Second)
-			env := append(os.Environ(), "PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL())
+			c := brokertest.NewCLI(t)
+			c.Timeout = 10 * time.Minute // each run takes what it takes; the test binary has its own timeout
 			run := func(args ...string) []byte {
 				t.Helper()
-				cmd := exec.Command(brokertest.Binary(t), args...)
-				cmd.Env = env
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("parkinglot %v: %v\n%s", args, err, stderr.Bytes())
+				r := c.Run("", args...)
+				if r.Code != 0 {
+					t.Fatalf("parkinglot %v: exit %d\n%s", args, r.Code, r.Stderr)
 				}
-				return out
+				return []byte(r.Stdout)
 			}
 
 			if lines := bytes.Count(run("list", park, "-o", "json"), []byte("\n")); lines != n {
