@@ -92,8 +92,20 @@ func TestRoutePreviewWarnsAboutOtherQueuesAndTargetQueueAvoidsThem(t *testing.T)
 		t.Fatal(err)
 	}
 	if len(plan.Routes) != 1 || !strings.Contains(plan.Routes[0].Warning, "also reaches other queues than the one that failed") ||
-		!strings.Contains(plan.Routes[0].Warning, theirs) || !strings.Contains(plan.Routes[0].Warning, "--target queue") {
-		t.Fatalf("routes %+v: want the other-queues warning naming %s", plan.Routes, theirs)
+		!strings.Contains(plan.Routes[0].Warning, theirs) || strings.Contains(plan.Routes[0].Warning, "--") {
+		t.Fatalf("routes %+v: want the other-queues warning naming %s, and no flag (the CLI adds it)", plan.Routes, theirs)
+	}
+	if others := plan.Routes[0].OtherQueues(); len(others) != 1 || others[0] != theirs {
+		t.Fatalf("other queues %v, want [%s]", others, theirs)
+	}
+	// The command line names the flag that avoids them.
+	r := newCLI(t).must(0, "", "replay", q, "--all", "--dry-run")
+	if !strings.Contains(r.stdout, "— other consumers would get the messages again; --target queue sends them to "+mine+" alone\n") {
+		t.Fatalf("replay --dry-run does not name --target queue:\n%s", r.stdout)
+	}
+	r = newCLI(t).must(0, "", "replay", q, "--all", "--dry-run", "--target", "queue")
+	if !strings.Contains(r.stdout, "ev-1 → (default) → "+mine+"  (--target queue)\n") {
+		t.Fatalf("replay --dry-run --target queue does not say so:\n%s", r.stdout)
 	}
 	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, Target: replay.TargetQueue})
 	if err != nil || res.Done != 1 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -114,8 +115,35 @@ func hintFailures(fs []replay.Failure) []replay.Failure {
 	return out
 }
 
+// targetQueueSource is how the command line names replay.SourceTargetQueue:
+// by the flag that chose it.
+const targetQueueSource = "--target queue"
+
+// hintPlan adds the flags to a plan: the one that chose a destination, the
+// one that keeps a route from reaching other queues, the one that mends a
+// refusal.
 func hintPlan(p replay.Plan) replay.Plan {
 	p.Refused = hintFailures(p.Refused)
+	if len(p.Items) > 0 {
+		items := make([]replay.PlanItem, len(p.Items))
+		for i, it := range p.Items {
+			if it.Source == replay.SourceTargetQueue {
+				it.Source = targetQueueSource
+			}
+			items[i] = it
+		}
+		p.Items = items
+	}
+	if len(p.Routes) > 0 {
+		routes := make([]replay.RoutePreview, len(p.Routes))
+		for i, r := range p.Routes {
+			if r.Warning != "" && len(r.OtherQueues()) > 0 {
+				r.Warning += "; " + targetQueueSource + " sends them to " + strings.Join(r.FailedQueues, ", ") + " alone"
+			}
+			routes[i] = r
+		}
+		p.Routes = routes
+	}
 	return p
 }
 
