@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,10 +17,15 @@ type Route struct {
 	Exchange     string
 	ExchangeType string
 	RoutingKey   string
-	Queues       []string // sorted; empty: unroutable
+	Queues       []string // sorted, every queue reached; empty: unroutable
 	// Via lists exchanges passed through (exchange-to-exchange bindings and
 	// alternate exchanges), for display.
 	Via []string
+	// CC lists the routing keys of the message's CC and BCC headers, which
+	// RabbitMQ routes the message with too (sender-selected distribution);
+	// CCQueues are the queues only those keys reach (also in Queues).
+	CC       []string
+	CCQueues []string
 }
 
 // Unroutable reports whether no queue would receive the message.
@@ -28,14 +34,41 @@ func (r Route) Unroutable() bool { return len(r.Queues) == 0 }
 // maxHops bounds exchange-to-exchange recursion (cycles are legal).
 const maxHops = 8
 
-// PreviewRoute works out which queues a message published to exchange with
-// routingKey and headers would reach. A missing exchange is ErrNotFound.
-func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey string, headers amqp.Table) (Route, error) {
-	r := Route{Exchange: exchange, RoutingKey: routingKey}
-	queues := map[string]bool{}
+// CCKeys returns the routing keys of a message's CC and BCC headers, in
+// that order, without repeats. RabbitMQ routes a message with each of them
+// besides its routing key when the header is an array of strings
+// ("Sender-selected Distribution" in RabbitMQ's documentation); entries of
+// another type (a byte array too) are not routing keys and are passed over,
+// as RabbitMQ does.
+func CCKeys(headers amqp.Table) []string {
+	var keys []string
 	seen := map[string]bool{}
-	var walk func(ex string, hop int) error
-	walk = func(ex string, hop int) error {
+	for _, h := range []string{"CC", "BCC"} {
+		arr, ok := headers[h].([]any)
+		if !ok {
+			continue
+		}
+		for _, v := range arr {
+			k, ok := v.(string) // a longstr; RabbitMQ passes over byte arrays
+			if !ok {
+				continue
+			}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// PreviewRoute works out which queues a message published to exchange with
+// routingKey and headers would reach, its CC and BCC headers' routing keys
+// included. A missing exchange is ErrNotFound.
+func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey string, headers amqp.Table) (Route, error) {
+	r := Route{Exchange: exchange, RoutingKey: routingKey, CC: CCKeys(headers)}
+	var walk func(ex, key string, hop int, seen, queues map[string]bool) error
+	walk = func(ex, key string, hop int, seen, queues map[string]bool) error {
 		if hop > maxHops || seen[ex] {
 			return nil
 		}
@@ -44,8 +77,8 @@ func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey stri
 			if hop == 0 {
 				r.ExchangeType = "direct (default exchange)"
 			}
-			if _, err := m.Queue(ctx, routingKey); err == nil {
-				queues[routingKey] = true
+			if _, err := m.Queue(ctx, key); err == nil {
+				queues[key] = true
 			} else if !errors.Is(err, ErrNotFound) {
 				return err
 			}
@@ -57,7 +90,7 @@ func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey stri
 		}
 		if hop == 0 {
 			r.ExchangeType = info.Type
-		} else {
+		} else if !slices.Contains(r.Via, ex) {
 			r.Via = append(r.Via, ex)
 		}
 		bindings, err := m.Bindings(ctx, ex)
@@ -66,12 +99,12 @@ func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey stri
 		}
 		matched := false
 		for _, b := range bindings {
-			if !bindingMatches(info.Type, b, routingKey, headers) {
+			if !bindingMatches(info.Type, b, key, headers) {
 				continue
 			}
 			matched = true
 			if b.DestinationType == "exchange" {
-				if err := walk(b.Destination, hop+1); err != nil {
+				if err := walk(b.Destination, key, hop+1, seen, queues); err != nil {
 					return err
 				}
 				continue
@@ -80,18 +113,32 @@ func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey stri
 		}
 		if !matched {
 			if ae, ok := info.Arguments["alternate-exchange"].(string); ok && ae != "" {
-				return walk(ae, hop+1)
+				return walk(ae, key, hop+1, seen, queues)
 			}
 		}
 		return nil
 	}
-	if err := walk(exchange, 0); err != nil {
+	queues := map[string]bool{}
+	if err := walk(exchange, routingKey, 0, map[string]bool{}, queues); err != nil {
 		return r, fmt.Errorf("route preview %s: %w", Destination(exchange, routingKey), err)
+	}
+	byCC := map[string]bool{}
+	for _, k := range r.CC {
+		if err := walk(exchange, k, 0, map[string]bool{}, byCC); err != nil {
+			return r, fmt.Errorf("route preview %s (CC %q): %w", Destination(exchange, routingKey), k, err)
+		}
+	}
+	for q := range byCC {
+		if !queues[q] {
+			r.CCQueues = append(r.CCQueues, q)
+			queues[q] = true
+		}
 	}
 	for q := range queues {
 		r.Queues = append(r.Queues, q)
 	}
 	sort.Strings(r.Queues)
+	sort.Strings(r.CCQueues)
 	return r, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -45,6 +47,9 @@ type PlanItem struct {
 	Error       string `json:"error,omitempty"` // the parked message's error, for display
 	// Resets are the retry counters the copy would reset (Transform).
 	Resets []string `json:"resets,omitempty"`
+	// CC lists the routing keys of the CC and BCC headers the copy keeps:
+	// the broker routes it with each of them too.
+	CC []string `json:"cc,omitempty"`
 }
 
 // SourceTargetQueue is the Source of a PlanItem that TargetQueue sends
@@ -63,8 +68,12 @@ type RoutePreview struct {
 	Unroutable bool     `json:"unroutable,omitempty"`
 	// FailedQueues are the queues the messages failed in, when known.
 	FailedQueues []string `json:"failed_queues,omitempty"`
-	// Warning is set when the destination is unroutable or reaches other
-	// queues than the ones that failed.
+	// CC are the CC and BCC routing keys the messages carry (one preview
+	// per destination and CC keys); CCQueues the queues only those reach.
+	CC       []string `json:"cc,omitempty"`
+	CCQueues []string `json:"cc_queues,omitempty"`
+	// Warning is set when the destination is unroutable, reaches other
+	// queues than the ones that failed, or reaches queues through CC/BCC.
 	Warning string `json:"warning,omitempty"`
 	Err     string `json:"error,omitempty"`
 }
@@ -81,7 +90,11 @@ func (r RoutePreview) Line() string {
 	case r.Unroutable:
 		return head + " → unroutable"
 	}
-	return head + " → reaches " + strings.Join(r.Queues, ", ")
+	line := head + " → reaches " + strings.Join(r.Queues, ", ")
+	if len(r.CCQueues) > 0 {
+		line += " (" + strings.Join(r.CCQueues, ", ") + " through CC/BCC)"
+	}
+	return line
 }
 
 // OtherQueues are the queues the destination reaches besides the ones the
@@ -143,7 +156,7 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 			plan.Refused = append(plan.Refused, Failure{ID: id, Err: err.Error()})
 			continue
 		}
-		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error, Resets: Resets(c.held.Headers)}
+		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error, Resets: Resets(c.held.Headers), CC: broker.CCKeys(c.held.Headers)}
 		for _, r := range item.Resets {
 			if plan.Resets == nil {
 				plan.Resets = map[string]int{}
@@ -161,29 +174,41 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 	return nil
 }
 
-// previewRoutes previews each destination once.
+// routeKey is one route preview: a destination and the CC/BCC keys the
+// messages going there carry.
+type routeKey struct {
+	dest retrycore.Destination
+	cc   string
+}
+
+func routeKeyOf(d retrycore.Destination, cc []string) routeKey {
+	return routeKey{d, strings.Join(cc, "\x00")}
+}
+
+// previewRoutes previews each destination (with its CC/BCC keys) once.
 func (s *Session) previewRoutes(ctx context.Context, items []PlanItem) []RoutePreview {
-	byDest := map[retrycore.Destination]*RoutePreview{}
-	failed := map[retrycore.Destination]map[string]bool{}
-	var order []retrycore.Destination
+	byKey := map[routeKey]*RoutePreview{}
+	failed := map[routeKey]map[string]bool{}
+	var order []routeKey
 	for _, it := range items {
-		rp := byDest[it.Destination]
+		k := routeKeyOf(it.Destination, it.CC)
+		rp := byKey[k]
 		if rp == nil {
-			rp = &RoutePreview{Destination: it.Destination}
-			byDest[it.Destination] = rp
-			failed[it.Destination] = map[string]bool{}
-			order = append(order, it.Destination)
+			rp = &RoutePreview{Destination: it.Destination, CC: it.CC}
+			byKey[k] = rp
+			failed[k] = map[string]bool{}
+			order = append(order, k)
 		}
 		rp.Messages++
 		if it.FailedQueue != "" {
-			failed[it.Destination][it.FailedQueue] = true
+			failed[k][it.FailedQueue] = true
 		}
 	}
 	m, merr := s.Management(ctx)
 	out := make([]RoutePreview, 0, len(order))
-	for _, d := range order {
-		rp := byDest[d]
-		for q := range failed[d] {
+	for _, k := range order {
+		rp := byKey[k]
+		for q := range failed[k] {
 			rp.FailedQueues = append(rp.FailedQueues, q)
 		}
 		sort.Strings(rp.FailedQueues)
@@ -200,7 +225,15 @@ func (s *Session) previewRoutes(ctx context.Context, items []PlanItem) []RoutePr
 
 func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vhost string) {
 	d := rp.Destination
-	route, err := m.PreviewRoute(ctx, d.Exchange, d.RoutingKey, nil)
+	var headers amqp.Table
+	if len(rp.CC) > 0 { // the broker routes with these keys too
+		keys := make([]any, len(rp.CC))
+		for i, k := range rp.CC {
+			keys[i] = k
+		}
+		headers = amqp.Table{"CC": keys}
+	}
+	route, err := m.PreviewRoute(ctx, d.Exchange, d.RoutingKey, headers)
 	if err != nil {
 		if errors.Is(err, broker.ErrNotFound) && d.Exchange != "" {
 			rp.Available = true
@@ -213,7 +246,18 @@ func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vho
 		return
 	}
 	rp.Available = true
-	rp.Queues = route.Queues
+	rp.Queues, rp.CCQueues = route.Queues, route.CCQueues
+	var cc string
+	if len(rp.CCQueues) > 0 {
+		cc = fmt.Sprintf("the CC/BCC header the messages keep (%s) also routes them to %s", strings.Join(rp.CC, ", "), strings.Join(rp.CCQueues, ", "))
+	}
+	defer func() {
+		if cc != "" && rp.Warning != "" {
+			rp.Warning = cc + "; " + rp.Warning
+		} else if cc != "" {
+			rp.Warning = cc
+		}
+	}()
 	if route.Unroutable() {
 		rp.Unroutable = true
 		rp.Warning = fmt.Sprintf("unroutable: no queue is bound to %s; the messages would stay parked", d)
@@ -247,9 +291,9 @@ func others(all, mine []string) []string {
 func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 	plan, err := s.Plan(ctx, o)
 	t := newTally(o.Progress)
-	routes := map[retrycore.Destination]string{}
+	routes := map[routeKey]string{}
 	for _, rp := range plan.Routes {
-		routes[rp.Destination] = rp.Line()
+		routes[routeKeyOf(rp.Destination, rp.CC)] = rp.Line()
 		if rp.Warning != "" {
 			t.note(rp.Warning)
 		}
@@ -257,7 +301,7 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 	for _, it := range plan.Items {
 		t.chosen(it.ID)
 		d := it.Destination
-		t.dryRun(it.ID, &d, routes[d], it.Resets)
+		t.dryRun(it.ID, &d, routes[routeKeyOf(d, it.CC)], it.Resets)
 	}
 	for _, f := range plan.Refused {
 		t.chosen(f.ID)

@@ -143,3 +143,57 @@ func TestReplayTargetQueueRecordsTheOrigin(t *testing.T) {
 		_ = d.Ack(false)
 	}
 }
+
+// A parked message keeping a CC header (rascal's forward writes one) is
+// routed with the CC keys too: the plan, the dry run (text and -o json)
+// list the queues they reach with a warning, and the replay reaches them,
+// as the broker routes it.
+func TestReplayPlanCountsCCQueues(t *testing.T) {
+	ch := brokertest.Channel(t)
+	ex := brokertest.Name(t, "orders")
+	mainQ := brokertest.Name(t, "orders.process")
+	auditQ := brokertest.Name(t, "audit")
+	parking := brokertest.Name(t, "orders.parking-lot")
+	brokertest.DeclareExchange(t, ch, ex, "topic")
+	brokertest.DeclareQueue(t, ch, parking, nil)
+	brokertest.DeclareQueue(t, ch, mainQ, nil)
+	brokertest.DeclareQueue(t, ch, auditQ, nil)
+	bind(t, ch, mainQ, ex, "order.created")
+	bind(t, ch, auditQ, ex, "orders.process.#")
+	brokertest.Publish(t, ch, "", parking, amqp.Publishing{MessageId: "cc-1", Body: []byte("x"), Headers: amqp.Table{
+		"CC": []any{"orders.process.order.created"},
+		retrycore.HeaderOriginalExchange: ex, retrycore.HeaderOriginalRoutingKey: "order.created", retrycore.HeaderOriginalQueue: mainQ,
+	}})
+	brokertest.WaitDepth(t, parking, 1, 15*time.Second)
+
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 60*time.Second)
+	plan, err := s.Plan(ctx, replay.Options{Queue: parking, Select: replay.Selector{All: true}})
+	if err != nil || len(plan.Routes) != 1 {
+		t.Fatalf("plan: %v %+v", err, plan)
+	}
+	r := plan.Routes[0]
+	if len(r.CCQueues) != 1 || r.CCQueues[0] != auditQ || !strings.Contains(r.Warning, "CC/BCC") || !strings.Contains(r.Warning, auditQ) {
+		t.Fatalf("route %+v: want %s through CC, with a warning", r, auditQ)
+	}
+	if len(plan.Items) != 1 || len(plan.Items[0].CC) != 1 {
+		t.Errorf("plan items %+v: want the CC key", plan.Items)
+	}
+	c := brokertest.NewCLI(t)
+	out := c.Run("", "replay", parking, "--all", "--dry-run")
+	if out.Code != 0 || !strings.Contains(out.Stdout, auditQ+" through CC/BCC)") || !strings.Contains(out.Stdout, "warning: the CC/BCC header") {
+		t.Errorf("replay --dry-run (exit %d):\n%s%s", out.Code, out.Stdout, out.Stderr)
+	}
+	out = c.Run("", "-o", "json", "replay", parking, "--all", "--dry-run")
+	if out.Code != 0 || !strings.Contains(out.Stdout, `"cc_queues":["`+auditQ+`"]`) {
+		t.Errorf("replay --dry-run -o json (exit %d):\n%s%s", out.Code, out.Stdout, out.Stderr)
+	}
+	brokertest.WaitDepth(t, parking, 1, 15*time.Second)
+
+	res, err := s.Replay(ctx, replay.Options{Queue: parking, Select: replay.Selector{All: true}})
+	if err != nil || res.Done != 1 {
+		t.Fatalf("replay: %v %+v", err, res)
+	}
+	brokertest.WaitDepth(t, mainQ, 1, 15*time.Second)
+	brokertest.WaitDepth(t, auditQ, 1, 15*time.Second)
+}

@@ -125,6 +125,9 @@ type PlannedRoute struct {
 	// Problem says why the preview is missing or why the route is bad
 	// ("exchange x does not exist").
 	Problem string
+	// CC are the CC/BCC routing keys the messages keep; CCQueues the
+	// queues only those reach (also in Queues).
+	CC, CCQueues []string
 }
 
 // Unroutable reports a route the preview knows reaches no queue.

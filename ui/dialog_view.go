@@ -135,6 +135,10 @@ func (d *dialog) planLines(inner int) []string {
 		if r.Source != "" {
 			lines = append(lines, st.Dim.Render("  origin from "+clean(r.Source)))
 		}
+		if len(r.CCQueues) > 0 {
+			lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ the CC/BCC header it keeps (%s) also reaches %s",
+				clean(strings.Join(r.CC, ", ")), clean(strings.Join(r.CCQueues, ", ")))))
+		}
 		if others := otherQueues(r); len(others) > 0 {
 			lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ also reaches %s: other consumers get a copy again — ctrl+t sends to %s alone",
 				clean(strings.Join(others, ", ")), clean(strings.Join(r.FailedQueues, ", ")))))

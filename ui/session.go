@@ -65,7 +65,7 @@ func planFrom(p replay.Plan) Plan {
 	for _, r := range p.Routes {
 		pr := PlannedRoute{
 			Destination: r.Destination, Messages: r.Messages, Queues: r.Queues,
-			Known: r.Available, FailedQueues: r.FailedQueues, Problem: r.Err,
+			Known: r.Available, FailedQueues: r.FailedQueues, Problem: r.Err, CC: r.CC, CCQueues: r.CCQueues,
 			Source: mostCommon(sources[r.Destination.String()]),
 		}
 		out.Routes = append(out.Routes, pr)
