@@ -593,7 +593,7 @@ exit 0`)
 		}},
 
 		// ---- $EDITOR
-		{name: "editor-unset", code: 1, want: `editor "vi" not found`, setup: func(b *bx) []string { // falls back to vi; none on this PATH
+		{name: "editor-unset", code: 1, want: "editor: none set, and vi needs a terminal: set $VISUAL or $EDITOR; nothing changed", setup: func(b *bx) []string { // no terminal: no vi fallback
 			q := jsonParked(b)
 			b.env("VISUAL=", "EDITOR=", "PATH="+b.t.TempDir())
 			return []string{"edit", q, "order-7", "--to", ":" + q, "--yes"}

@@ -115,12 +115,20 @@ const DefaultEditor = "vi"
 // Editor is the one editor rule, for the CLI and the TUI alike: $VISUAL,
 // then $EDITOR (either may carry arguments, "code -w"), then vi.
 func Editor() string {
+	e, _ := EditorFrom(os.Getenv)
+	return e
+}
+
+// EditorFrom is Editor with the environment read by getenv; fallback is
+// true when neither variable is set and the editor is DefaultEditor, which
+// needs a terminal.
+func EditorFrom(getenv func(string) string) (editor string, fallback bool) {
 	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
-			return e
+		if e := strings.TrimSpace(getenv(v)); e != "" {
+			return e, false
 		}
 	}
-	return DefaultEditor
+	return DefaultEditor, true
 }
 
 // EditorCommand is the command that edits path with Editor(). An editor

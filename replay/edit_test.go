@@ -91,7 +91,7 @@ func TestEditRefusesInvalidJSONNothingSent(t *testing.T) {
 
 func TestEditEditorMissingOrFailingChangesNothing(t *testing.T) {
 	for _, tc := range []struct{ name, editor, want string }{
-		{"unset-falls-back-to-vi", "", `editor "vi" not found`}, // no vi on this PATH
+		{"unset-no-terminal-refuses-vi", "", "set $VISUAL or $EDITOR"}, // no vi fallback without a terminal (nor vi on this PATH)
 		{"not-found", "/nonexistent/editor", `editor "/nonexistent/editor" not found`},
 		{"exits-1", "false", "exited with status 1"},
 	} {

@@ -44,9 +44,18 @@ func NewCmdEdit(f *Factory, runF func(context.Context, *EditOptions) error) *cob
 	return cmd
 }
 
+// errNoEditor refuses the vi fallback without a terminal (edit --yes from
+// a script), where vi would wait for keys that never come.
+var errNoEditor = fmt.Errorf("%w: none set, and %s needs a terminal: set $VISUAL or $EDITOR; nothing changed", replay.ErrEditor, replay.DefaultEditor)
+
 func editRun(ctx context.Context, opts *EditOptions) error {
 	f, io := opts.Factory, opts.IOStreams
 	o := opts.Options
+	if opts.Yes && !io.IsTerminal() { // without --yes it prints the plan and asks for --yes
+		if _, fallback := replay.EditorFrom(f.Getenv); fallback {
+			return errNoEditor
+		}
+	}
 	s, err := f.Session(ctx, "edit")
 	if err != nil {
 		return err
