@@ -16,7 +16,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
-// The daemon benchmarks of DESIGN §6: retrycore.Run with a no-op Go
+// The daemon benchmarks (README, "Performance"): retrycore.Run with a no-op Go
 // handler against the raw amqp091-go loops, measured in the same run.
 
 const (

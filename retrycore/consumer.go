@@ -96,7 +96,7 @@ func fatal(err error) bool {
 const stableSession = 30 * time.Second
 
 // Run consumes the pipeline's main queue and hands each message to h until
-// ctx is cancelled (DESIGN §1): acks what h finished, retries transient
+// ctx is cancelled (README, "The consumer daemon"): acks what h finished, retries transient
 // failures through the delay tiers (acking only after the broker confirmed
 // the copy), and parks permanent failures and exhausted retries. It
 // reconnects and redeclares the topology when a connection drops. On

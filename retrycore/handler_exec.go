@@ -38,7 +38,7 @@ type ExecOptions struct {
 	KillGrace time.Duration
 }
 
-// ExecHandler runs a command per message (DESIGN §3): body on stdin, facts
+// ExecHandler runs a command per message (README, "Handler contracts"): body on stdin, facts
 // in the environment, exit status as the outcome.
 type ExecHandler struct {
 	path string

@@ -29,7 +29,7 @@ const (
 // request header blocks over 8–16 KiB, which would fail every attempt.
 const maxHTTPHeaders = 8 << 10
 
-// HTTPHandler POSTs each message to a URL (DESIGN §3).
+// HTTPHandler POSTs each message to a URL (README, "Handler contracts").
 type HTTPHandler struct {
 	url    string
 	client *http.Client

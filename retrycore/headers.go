@@ -13,7 +13,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// The header contract (DESIGN §4). retrycore writes the first group when it
+// The header contract (README, "Headers"). retrycore writes the first group when it
 // retries or parks; replay writes the second; everything reads them.
 const (
 	HeaderRetryCount         = "x-retry-count"

@@ -19,7 +19,7 @@ const (
 )
 
 // Pipeline is a three-tier retry topology and how its consumer runs. It is
-// read from pipeline.yaml (DESIGN §2).
+// read from pipeline.yaml (README, "The pipeline file").
 type Pipeline struct {
 	Name           string    `yaml:"name"`
 	QueueType      string    `yaml:"queue_type"`

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// designExample is DESIGN §2's pipeline file: the 15 lines a user writes.
+// designExample is the pipeline file a user writes (README, "Quick start").
 const designExample = `# the seed's pipeline
 name: payment
 queue_type: quorum            # classic | quorum (all three tiers)

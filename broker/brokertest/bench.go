@@ -19,7 +19,7 @@ import (
 // parkinglot code between them and the broker.
 
 // BenchWindow is how many publishes the seeding and the raw confirmed
-// publish baseline keep unconfirmed (DESIGN §6's anchor uses 512).
+// publish baseline keep unconfirmed (README, "Performance": the raw baselines use 512).
 const BenchWindow = 512
 
 // RawDial opens a plain amqp091-go connection to the test broker (named, so
