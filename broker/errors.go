@@ -14,6 +14,10 @@ var (
 	ErrAccessRefused      = errors.New("access refused")
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrResourceLocked     = errors.New("resource locked")
+	// ErrQueueDown: the queue exists but the node that holds it is down
+	// (a classic queue's home node). Not ErrNotFound: nothing is gone, its
+	// messages come back with the node.
+	ErrQueueDown = errors.New("queue's node is down")
 )
 
 // Error is a channel or connection error from the broker, reworded for people.
@@ -44,6 +48,13 @@ func Explain(err error) error {
 	switch ae.Code {
 	case amqp.NotFound:
 		e.kind = ErrNotFound
+		// A classic queue on a stopped node: RabbitMQ 3.x answers 404 "home
+		// node '…' of durable queue '…' in vhost '…' is down or
+		// inaccessible"; 4.3.6 (measured) "queue '…' in vhost '…' process
+		// is stopped by supervisor".
+		if strings.Contains(reason, "is down or inaccessible") || strings.Contains(reason, "process is stopped by supervisor") {
+			e.kind = ErrQueueDown
+		}
 	case amqp.AccessRefused:
 		e.kind = ErrAccessRefused
 	case amqp.PreconditionFailed:

@@ -22,6 +22,8 @@ func TestExplain(t *testing.T) {
 		{"access refused", &amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED - access to queue 'q' in vhost '/' refused for user 'bob'"}, ErrAccessRefused, "access to queue 'q' in vhost '/' refused for user 'bob'"},
 		{"precondition", &amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'q' in vhost '/': received '100' but current is '200'"}, ErrPreconditionFailed, "inequivalent arg 'x-message-ttl' for queue 'q' in vhost '/': received '100' but current is '200'"},
 		{"locked", &amqp.Error{Code: amqp.ResourceLocked, Reason: "RESOURCE_LOCKED - cannot obtain exclusive access to locked queue 'q'"}, ErrResourceLocked, "cannot obtain exclusive access to locked queue 'q'"},
+		{"home node down", &amqp.Error{Code: amqp.NotFound, Reason: "NOT_FOUND - home node 'rabbit@n1' of durable queue 'q' in vhost '/' is down or inaccessible"}, ErrQueueDown, "home node 'rabbit@n1' of durable queue 'q' in vhost '/' is down or inaccessible"},
+		{"4.3 queue process stopped", &amqp.Error{Code: amqp.NotFound, Reason: "NOT_FOUND - queue 'q' in vhost '/' process is stopped by supervisor"}, ErrQueueDown, "queue 'q' in vhost '/' process is stopped by supervisor"},
 		{"closed", amqp.ErrClosed, nil, "connection or channel closed"},
 		{"mixed-case prefix kept", &amqp.Error{Code: amqp.InternalError, Reason: "Oops - something"}, nil, "Oops - something"},
 		{"password in reason", &amqp.Error{Code: amqp.InternalError, Reason: "INTERNAL_ERROR - dial amqp://u:topsecret@h/ failed"}, nil, "dial amqp://u:xxxxx@h/ failed"},
@@ -39,7 +41,7 @@ func TestExplain(t *testing.T) {
 			if c.sentinel != nil && !errors.Is(err, c.sentinel) {
 				t.Errorf("%v is not %v", err, c.sentinel)
 			}
-			for _, s := range []error{ErrNotFound, ErrAccessRefused, ErrPreconditionFailed, ErrResourceLocked} {
+			for _, s := range []error{ErrNotFound, ErrAccessRefused, ErrPreconditionFailed, ErrResourceLocked, ErrQueueDown} {
 				if s != c.sentinel && errors.Is(err, s) {
 					t.Errorf("%v also matches %v", err, s)
 				}

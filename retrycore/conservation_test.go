@@ -44,6 +44,13 @@ type conservationSpec struct {
 	alarms                int // a memory alarm (publishers blocked), then cleared
 	prefetch, concurrency int
 	timeout               time.Duration // the whole run
+
+	// nodeStops stop, with stopNode, the cluster node the daemon consumes
+	// from (cluster tests): stopNode is given the daemon's connection name
+	// prefix and returns a func that starts the node again, which the run
+	// calls once the daemon consumes again elsewhere.
+	nodeStops int
+	stopNode  func(t *testing.T, connPrefix string) (restart func())
 }
 
 // TestConservationDaemonKill9 is the normal-suite variant: 2,000 messages on
@@ -118,7 +125,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	// A fault lands after a random amount of work (a random number of newly
 	// done messages), or after a random time when work runs short. The
 	// amount is capped so that each fault still leaves work for the next.
-	faultsLeft := spec.kills + spec.forcedCloses + spec.brokerRestarts + spec.alarms
+	faultsLeft := spec.kills + spec.forcedCloses + spec.brokerRestarts + spec.alarms + spec.nodeStops
 	toDo := 0 // messages the handler will finish
 	for _, pl := range plan {
 		if pl.parkKind() == "" {
@@ -176,6 +183,28 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		}
 		forced++
 		d.waitConsuming(t, from, 60*time.Second)
+	}
+	stops := 0
+	for range spec.nodeStops {
+		// As for a forced close: the node is found through the management
+		// API's listing of the daemon's connections, with the handlers held.
+		holdHandlers(t, hold, true)
+		func() {
+			defer holdHandlers(t, hold, false)
+			listedBy := time.Now().Add(30 * time.Second)
+			for !listed(t, m, prefix) {
+				if time.Now().After(listedBy) {
+					t.Fatal("the management API never listed the daemon's connections")
+				}
+				time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
+			}
+		}()
+		beforeFault()
+		from := d.log.len()
+		restart := spec.stopNode(t, prefix)
+		stops++
+		d.waitConsuming(t, from, 2*time.Minute)
+		restart()
 	}
 	var away time.Duration
 	for range spec.brokerRestarts {
@@ -317,10 +346,11 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	// prefetch per delay queue.
 	// A blocked publish waits before it sends anything, so an alarm adds
 	// no duplicates.
-	faults := kills + forced + restarts
+	faults := kills + forced + restarts + stops
 	bound := spec.prefetch * faults
 	if spec.queueType == QueueQuorum {
-		bound += restarts * len(p.Retry.Delays) * dlxWorkerPrefetch(t)
+		// A stopped node's delay queue replicas: the same dead-letter window.
+		bound += (restarts + stops) * len(p.Retry.Delays) * dlxWorkerPrefetch(t)
 	}
 	nDone, nParked := 0, 0
 	for _, id := range ids {
@@ -331,8 +361,8 @@ func runConservation(t *testing.T, spec conservationSpec) {
 			nParked++
 		}
 	}
-	brokertest.Figures(t, "conservation: queue_type=%s messages=%d kills=%d forced_closes=%d broker_restarts=%d alarms=%d (done while blocked %d) done=%d parked=%d missing=%d duplicates=%d (done_twice=%d parked_twice=%d done_and_parked=%d; bound %d) misfiled=%d outstanding_at_last_fault=%d prefetch=%d concurrency=%d duration=%s (publish %s, faults %s, broker away %s)",
-		spec.queueType, len(ids), kills, forced, restarts, spec.alarms, blockedDone, nDone, nParked, missing, duplicates, dupDone, dupParked, doneAndParked, bound,
+	brokertest.Figures(t, "conservation: queue_type=%s messages=%d kills=%d forced_closes=%d broker_restarts=%d node_stops=%d alarms=%d (done while blocked %d) done=%d parked=%d missing=%d duplicates=%d (done_twice=%d parked_twice=%d done_and_parked=%d; bound %d) misfiled=%d outstanding_at_last_fault=%d prefetch=%d concurrency=%d duration=%s (publish %s, faults %s, broker away %s)",
+		spec.queueType, len(ids), kills, forced, restarts, stops, spec.alarms, blockedDone, nDone, nParked, missing, duplicates, dupDone, dupParked, doneAndParked, bound,
 		len(misfiled), outstanding, spec.prefetch, spec.concurrency, time.Since(start).Round(100*time.Millisecond), published.Round(100*time.Millisecond),
 		faultsDone.Round(100*time.Millisecond), away.Round(100*time.Millisecond))
 
