@@ -161,7 +161,7 @@ func TestReplayPlanCountsCCQueues(t *testing.T) {
 	bind(t, ch, mainQ, ex, "order.created")
 	bind(t, ch, auditQ, ex, "orders.process.#")
 	brokertest.Publish(t, ch, "", parking, amqp.Publishing{MessageId: "cc-1", Body: []byte("x"), Headers: amqp.Table{
-		"CC": []any{"orders.process.order.created"},
+		"CC":                             []any{"orders.process.order.created"},
 		retrycore.HeaderOriginalExchange: ex, retrycore.HeaderOriginalRoutingKey: "order.created", retrycore.HeaderOriginalQueue: mainQ,
 	}})
 	brokertest.WaitDepth(t, parking, 1, 15*time.Second)
@@ -196,4 +196,77 @@ func TestReplayPlanCountsCCQueues(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, mainQ, 1, 15*time.Second)
 	brokertest.WaitDepth(t, auditQ, 1, 15*time.Second)
+}
+
+// queues marks a queue as a parking lot when other queues dead-letter into
+// it, whatever its name: through a dead-letter exchange's bindings (an
+// argument), through the default exchange and a routing key, and through
+// a policy; a TTL delay queue in a retry loop is not one, nor is the main
+// queue it sends back to.
+func TestQueuesMarkedByTheirRouting(t *testing.T) {
+	ch := brokertest.Channel(t)
+	dlx := brokertest.Name(t, "billing.dlx")
+	held := brokertest.Name(t, "billing.holding")  // via the DLX's bindings
+	inbox := brokertest.Name(t, "invoices.inbox")  // via the default exchange
+	review := brokertest.Name(t, "refunds.review") // via a policy
+	mainA := brokertest.Name(t, "billing.work")
+	mainB := brokertest.Name(t, "invoices.work")
+	mainC := brokertest.Name(t, "refunds.work")
+	waitQ := brokertest.Name(t, "invoices.wait")
+	brokertest.DeclareExchange(t, ch, dlx, "fanout")
+	for _, q := range []string{held, inbox, review, mainC} {
+		brokertest.DeclareQueue(t, ch, q, nil)
+	}
+	bind(t, ch, held, dlx, "")
+	brokertest.DeclareQueue(t, ch, mainA, amqp.Table{"x-dead-letter-exchange": dlx})
+	brokertest.DeclareQueue(t, ch, mainB, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": waitQ})
+	// The retry loop: mainB → waitQ (TTL) → mainB; and mainB's failures
+	// also parked in inbox by a second queue's argument.
+	brokertest.DeclareQueue(t, ch, waitQ, amqp.Table{"x-message-ttl": int32(1000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": mainB})
+	feeder := brokertest.Name(t, "invoices.feeder")
+	brokertest.DeclareQueue(t, ch, feeder, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": inbox})
+	policy := brokertest.Name(t, "dl")
+	if err := brokertest.PutPolicy(t, policy, "^"+mainC+"$", map[string]any{"dead-letter-exchange": "", "dead-letter-routing-key": review}); err != nil {
+		t.Fatal(err)
+	}
+
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 60*time.Second)
+	var rows map[string]replay.QueueRow
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		list, err := s.Queues(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = map[string]replay.QueueRow{}
+		for _, r := range list {
+			rows[r.Name] = r
+		}
+		if rows[review].ParkingLot || time.Now().After(deadline) { // the policy applies within a moment
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for q, why := range map[string]string{
+		held:   "dead-letter target of " + mainA + " (x-dead-letter-exchange " + dlx,
+		inbox:  "dead-letter target of " + feeder + " (x-dead-letter-exchange (default exchange) / " + inbox + ")",
+		review: "dead-letter target of " + mainC + " (policy " + policy,
+	} {
+		if r := rows[q]; !r.ParkingLot || !strings.HasPrefix(r.Why, why) {
+			t.Errorf("%s: parking lot %v, why %q; want %q…", q, r.ParkingLot, r.Why, why)
+		}
+	}
+	for _, q := range []string{waitQ, mainA, mainB, mainC, feeder} {
+		if r := rows[q]; r.ParkingLot {
+			t.Errorf("%s marked as a parking lot: %q", q, r.Why)
+		}
+	}
+	out := brokertest.NewCLI(t).Run("", "queues")
+	if out.Code != 0 || !strings.Contains(out.Stdout, "WHY") || !strings.Contains(out.Stdout, "dead-letter target of "+mainA) {
+		t.Errorf("queues (exit %d):\n%s%s", out.Code, out.Stdout, out.Stderr)
+	}
+	out = brokertest.NewCLI(t).Run("", "-o", "json", "queues")
+	if !strings.Contains(out.Stdout, `"why":"dead-letter target of `+mainC) {
+		t.Errorf("queues -o json lacks why:\n%s", out.Stdout)
+	}
 }

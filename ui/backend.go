@@ -50,9 +50,11 @@ type Backend interface {
 // QueueRow is one queue on the queues screen.
 type QueueRow struct {
 	broker.QueueInfo
-	// ParkingLot: declared in the config, or named like one (*.dlq,
-	// *dead-letter*, *_error, *.error*, *parking*).
+	// ParkingLot: declared in the config, dead-lettered into by other
+	// queues, or named like one (*.dlq, *dead-letter*, *_error, *.error*,
+	// *parking*); Why says which (replay.QueueRow).
 	ParkingLot bool
+	Why        string
 }
 
 // BrowseRequest asks for one non-destructive pass over a queue.

@@ -157,6 +157,9 @@ func (q *queuesScreen) View() string {
 	default:
 		info = fmt.Sprintf("%d queues, %s", len(q.rows), st.Parking.Render(fmt.Sprintf("%d parking lot(s) (P)", lots))) +
 			st.Dim.Render(" · depth refreshes every 2s")
+		if c := q.table.Cursor(); c >= 0 && c < len(q.rows) && q.rows[c].Why != "" {
+			info += st.Dim.Render(" · P: " + clean(q.rows[c].Why)) // why the selected queue is a parking lot
+		}
 	}
 	return cut(info, q.width) + "\n" + q.table.View()
 }
