@@ -10,7 +10,7 @@ export MANAGEMENT_URL ?= http://guest:guest@127.0.0.1:15672
 # package's output); test and chaos print the file at the end.
 FIGURES := $(CURDIR)/bin/figures.txt
 
-.PHONY: all build broker test test-on vet bench fuzz chaos demo clean completions
+.PHONY: all build broker test test-on test-cluster vet bench fuzz chaos demo clean completions
 
 all: build
 
@@ -40,8 +40,10 @@ TEST_BROKERS ?= system 4.0 4.3
 test: broker brokers build
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./...
+	$(GO) vet -tags cluster ./...
 	@rm -f $(FIGURES) $(TIMES)
 	@set -e; for b in $(TEST_BROKERS); do $(MAKE) --no-print-directory test-on BROKER=$$b; done
+	@$(MAKE) --no-print-directory test-cluster
 	@echo "figures:"; cat $(FIGURES) 2>/dev/null || echo "(none written)"
 	@echo "times:"; cat $(TIMES)
 
@@ -56,6 +58,14 @@ test-on: build
 	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 20m -run 'Chaos' ./...; \
 	  t2=$$(date +%s); \
 	  echo "RabbitMQ $(BROKER): suite $$((t1 - t0)) s, fault tests $$((t2 - t1)) s" | tee -a $(TIMES)
+
+## test-cluster: the failover tests (build tag "cluster") on the three-node
+## RabbitMQ 4.3 cluster of make cluster; one package at a time, since each
+## stops nodes
+test-cluster: cluster build
+	@set -e; t0=$$(date +%s); \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags cluster -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/; \
+	  echo "cluster (3 × RabbitMQ 4.3): failover tests $$(( $$(date +%s) - t0 )) s" | tee -a $(TIMES)
 
 vet:
 	$(GO) vet ./...
