@@ -25,16 +25,41 @@ type Config struct {
 	ParkingLots    map[string]ParkingLot `yaml:"parking_lots"`
 }
 
-// Context is one named broker to talk to.
+// Context is one named broker (or cluster) to talk to.
 type Context struct {
-	URL           string `yaml:"url"`
-	ManagementURL string `yaml:"management_url"`
-	Vhost         string `yaml:"vhost"`
+	URL           URLList `yaml:"url"`
+	ManagementURL URLList `yaml:"management_url"`
+	Vhost         string  `yaml:"vhost"`
 	TLS           struct {
 		CA   string `yaml:"ca"`
 		Cert string `yaml:"cert"`
 		Key  string `yaml:"key"`
 	} `yaml:"tls"`
+}
+
+// URLList is a context's url or management_url: one URL, a comma list, or
+// a YAML list of a cluster's nodes; it holds them as one comma list, the
+// form broker.Options.URL and broker.NewManagement take (README, "Clusters").
+type URLList string
+
+// UnmarshalYAML reads a string or a list of strings.
+func (l *URLList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = URLList(n.Value)
+		return nil
+	case yaml.SequenceNode:
+		urls := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode || strings.TrimSpace(c.Value) == "" {
+				return fmt.Errorf("line %d: a URL list holds URLs (strings)", c.Line)
+			}
+			urls = append(urls, strings.TrimSpace(c.Value))
+		}
+		*l = URLList(strings.Join(urls, ","))
+		return nil
+	}
+	return fmt.Errorf("line %d: want a URL or a list of URLs", n.Line)
 }
 
 // ParkingLot holds the replay defaults for one parking-lot queue.
@@ -166,7 +191,7 @@ func (c Config) Resolve(f ConnectionFlags) (Connection, error) {
 			}
 			return conn, fmt.Errorf("no context %q in the config (known: %s)", name, strings.Join(known, ", "))
 		}
-		conn = Connection{URL: ctxCfg.URL, ManagementURL: ctxCfg.ManagementURL, Vhost: ctxCfg.Vhost, Context: name}
+		conn = Connection{URL: string(ctxCfg.URL), ManagementURL: string(ctxCfg.ManagementURL), Vhost: ctxCfg.Vhost, Context: name}
 		conn.TLS = broker.TLSFiles{CA: ctxCfg.TLS.CA, Cert: ctxCfg.TLS.Cert, Key: ctxCfg.TLS.Key}
 	}
 	pick := func(dst *string, vals ...string) {
@@ -186,21 +211,12 @@ func (c Config) Resolve(f ConnectionFlags) (Connection, error) {
 	if conn.Vhost == "" {
 		conn.Vhost = broker.Vhost(conn.URL)
 	} else if f.URL == "" && f.EnvURL == "" {
-		conn.URL = withVhost(conn.URL, conn.Vhost)
+		conn.URL = broker.WithVhost(conn.URL, conn.Vhost)
 	}
 	if conn.ManagementURL == "" {
 		conn.ManagementURL = broker.ManagementURL(conn.URL)
 	}
 	return conn, nil
-}
-
-// withVhost puts a context's default vhost into its URL when the URL names
-// none.
-func withVhost(raw, vhost string) string {
-	if broker.Vhost(raw) != "/" || vhost == "/" {
-		return raw
-	}
-	return strings.TrimSuffix(raw, "/") + "/" + strings.ReplaceAll(vhost, "/", "%2F")
 }
 
 // Options returns the broker dial options for this connection.
