@@ -39,7 +39,7 @@ func Binary(tb testing.TB) string {
 }
 
 func build() {
-	root, err := repositoryRoot()
+	root, err := goModRoot()
 	if err != nil {
 		built.err = err
 		return
@@ -53,25 +53,6 @@ func build() {
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		built.err = fmt.Errorf("go build: %v\n%s", err, out)
-	}
-}
-
-// repositoryRoot is the nearest folder above the working directory (a
-// test's package) that holds go.mod.
-func repositoryRoot() (string, error) {
-	root, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			return root, nil
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			return "", errors.New("no go.mod above the test's directory")
-		}
-		root = parent
 	}
 }
 
