@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -157,6 +158,10 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 			continue
 		}
 		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error, Resets: Resets(c.held.Headers), CC: broker.CCKeys(c.held.Headers)}
+		if o.Target == TargetQueue { // the copy goes without its CC/BCC (replayPrepare)
+			item.CC = nil
+			item.Resets = append(item.Resets, sendAlone(maps.Clone(c.held.Headers))...)
+		}
 		for _, r := range item.Resets {
 			if plan.Resets == nil {
 				plan.Resets = map[string]int{}

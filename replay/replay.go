@@ -115,6 +115,7 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 			// forget where it came from: the next failure's origin would be
 			// that queue (README, "Headers").
 			retrycore.RecordOrigin(pub.Headers, *sum.Origin)
+			resets = append(resets, sendAlone(pub.Headers)...)
 		}
 		return &job{
 			held: h, id: sum.ID, replayID: rid, dest: dest, pub: pub, resets: resets,

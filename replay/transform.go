@@ -43,6 +43,22 @@ func Transform(m broker.Message, replayID string, now time.Time) (amqp.Publishin
 	return pub, reset
 }
 
+// sendAlone strips from a copy sent to the queue it failed in alone
+// (TargetQueue) what would route it anywhere else: the CC and BCC headers,
+// which the broker routes through the same (default) exchange, so a queue
+// they name would get it too (README, "Where a replay goes"). It returns
+// what it removed, in words, for the report.
+func sendAlone(h amqp.Table) []string {
+	var removed []string
+	for _, k := range []string{"CC", "BCC"} {
+		if _, ok := h[k]; ok {
+			delete(h, k)
+			removed = append(removed, k+" (sent to the failed queue alone)")
+		}
+	}
+	return removed
+}
+
 // Resets is what a replay resets in a message's headers (Transform's
 // report), without building the copy: for the plan.
 func Resets(h amqp.Table) []string {

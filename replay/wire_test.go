@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,4 +270,59 @@ func TestQueuesMarkedByTheirRouting(t *testing.T) {
 	if !strings.Contains(out.Stdout, `"why":"dead-letter target of `+mainC) {
 		t.Errorf("queues -o json lacks why:\n%s", out.Stdout)
 	}
+}
+
+// --target queue sends a copy to the queue it failed in alone: a CC header
+// the parked message keeps (naming another queue, which the default
+// exchange would route the copy to as well) is removed from the copy, and
+// the plan and the result say so.
+func TestReplayTargetQueueDropsCC(t *testing.T) {
+	ch := brokertest.Channel(t)
+	ex := brokertest.Name(t, "orders")
+	mainQ := brokertest.Name(t, "orders.process")
+	other := brokertest.Name(t, "other")
+	parking := brokertest.Name(t, "orders.parked")
+	brokertest.DeclareQueue(t, ch, parking, nil)
+	brokertest.DeclareQueue(t, ch, other, nil)
+	brokertest.DeclareQueue(t, ch, mainQ, nil)
+	// Parked by a client that republishes (as rascal's forward does), so the
+	// message keeps its CC header (the broker's own dead-lettering drops
+	// it). The CC key names the other queue: through the default exchange,
+	// where --target queue sends the copy, it would get the copy too.
+	brokertest.Publish(t, ch, "", parking, amqp.Publishing{MessageId: "o-cc", Body: []byte("order"), Headers: amqp.Table{
+		"CC": []any{other},
+		"x-death": []any{amqp.Table{
+			"queue": mainQ, "reason": "rejected", "count": int64(1), "exchange": ex,
+			"routing-keys": []any{"order.created"}, "time": time.Now().Truncate(time.Second),
+		}},
+		"x-first-death-queue": mainQ, "x-first-death-reason": "rejected", "x-first-death-exchange": ex,
+	}})
+	brokertest.WaitDepth(t, parking, 1, 15*time.Second)
+	// The CC routed this publish to the other queue as well: empty it.
+	brokertest.WaitDepth(t, other, 1, 15*time.Second)
+	brokertest.Purge(t, ch, other)
+
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 60*time.Second)
+	plan, err := s.Plan(ctx, replay.Options{Queue: parking, Select: replay.Selector{All: true}, Target: replay.TargetQueue})
+	if err != nil || len(plan.Items) != 1 {
+		t.Fatalf("plan: %v %+v", err, plan)
+	}
+	if it := plan.Items[0]; len(it.CC) != 0 || !slices.Contains(it.Resets, "CC (sent to the failed queue alone)") {
+		t.Errorf("plan item CC %v, resets %v: want no CC and the CC removal said", it.CC, it.Resets)
+	}
+	res, err := s.Replay(ctx, replay.Options{Queue: parking, Select: replay.Selector{All: true}, Target: replay.TargetQueue})
+	if err != nil || res.Done != 1 {
+		t.Fatalf("replay --target queue: %v %+v", err, res)
+	}
+	if res.Resets["CC (sent to the failed queue alone)"] != 1 {
+		t.Errorf("result resets %v: want the CC removal counted", res.Resets)
+	}
+	copyMsg := getWithin(t, ch, mainQ)
+	if _, ok := copyMsg.Headers["CC"]; ok {
+		t.Errorf("the copy kept its CC header: %v", copyMsg.Headers)
+	}
+	_ = copyMsg.Ack(false)
+	brokertest.WaitDepth(t, other, 0, 5*time.Second)
+	brokertest.WaitDepth(t, parking, 0, 15*time.Second)
 }
