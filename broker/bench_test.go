@@ -17,8 +17,8 @@ import (
 // BenchmarkPassScan is the broker layer of a browse on its own: a pass
 // over a 100,000-message classic queue (1 KiB persistent messages with a
 // parked message's headers) that holds every delivery, stores it in a
-// spool and gives everything back, against the raw hold-unacked consume of
-// the same queue (run before and after, mean). replay's BenchmarkBrowse
+// spool and gives everything back, alternated round by round with the raw
+// hold-unacked consume of the same queue (README, "Performance"). replay's BenchmarkBrowse
 // adds the decoding, origins and error groups on top of this.
 func BenchmarkPassScan(b *testing.B) {
 	n := brokertest.BenchCount(b, 100_000)
@@ -41,48 +41,55 @@ func BenchmarkPassScan(b *testing.B) {
 			},
 		}
 	})
+	rounds := brokertest.BenchRounds(b)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
-		_, raw1 := brokertest.RawHoldBrowse(b, q, n)
-		brokertest.WaitDepth(b, q, n, time.Minute)
-		spool, err := broker.NewSpool(b.TempDir())
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		b.StartTimer()
-		start := time.Now()
-		p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: mgmt})
-		if err != nil {
-			b.Fatal(err)
-		}
-		seen := 0
-		for {
-			h, err := p.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		passRun := func(int) float64 {
+			spool, err := broker.NewSpool(b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := spool.Append(h.Message); err != nil {
+			defer spool.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			b.StartTimer()
+			start := time.Now()
+			p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: mgmt})
+			if err != nil {
 				b.Fatal(err)
 			}
-			seen++
+			seen := 0
+			for {
+				h, err := p.Next(ctx)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := spool.Append(h.Message); err != nil {
+					b.Fatal(err)
+				}
+				seen++
+			}
+			if _, err := p.Close(ctx); err != nil {
+				b.Fatal(err)
+			}
+			took := time.Since(start)
+			b.StopTimer()
+			if seen != n {
+				b.Fatalf("the pass saw %d of %d", seen, n)
+			}
+			brokertest.WaitDepth(b, q, n, time.Minute)
+			return brokertest.Rate(n, took)
 		}
-		if _, err := p.Close(ctx); err != nil {
-			b.Fatal(err)
+		rawRun := func(int) float64 {
+			_, raw := brokertest.RawHoldBrowse(b, q, n)
+			brokertest.WaitDepth(b, q, n, time.Minute)
+			return brokertest.Rate(n, raw)
 		}
-		took := time.Since(start)
-		b.StopTimer()
-		cancel()
-		_ = spool.Close()
-		if seen != n {
-			b.Fatalf("the pass saw %d of %d", seen, n)
-		}
-		brokertest.WaitDepth(b, q, n, time.Minute)
-		_, raw2 := brokertest.RawHoldBrowse(b, q, n)
-		brokertest.WaitDepth(b, q, n, time.Minute)
-		brokertest.BenchLine(b, "pass-scan-vs-raw-hold", n, brokertest.Rate(n, took), (brokertest.Rate(n, raw1)+brokertest.Rate(n, raw2))/2, "")
+		r := brokertest.Alternate(b, rounds, passRun, rawRun)
+		brokertest.BenchLine(b, "pass-scan-vs-raw-hold", n, r, "")
+		brokertest.BenchNote("pass scan: %s msg/s; raw hold %s msg/s", brokertest.RoundFigures(r.Measured), brokertest.RoundFigures(r.Baseline))
 	}
 }

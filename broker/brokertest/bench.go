@@ -324,44 +324,6 @@ func Rate(msgs int, d time.Duration) float64 {
 	return float64(msgs) / d.Seconds()
 }
 
-// BenchLine prints one benchmark's figures line,
-//
-//	name  msgs  msg/s  baseline msg/s  ratio=X.XX
-//
-// on stdout (go test -bench shows it), reports the figures as metrics for
-// benchstat, and appends the line to $PARKINGLOT_FIGURES when set. unit
-// names what the rates count ("msg/s" unless a benchmark says otherwise).
-func BenchLine(b *testing.B, name string, msgs int, rate, baseline float64, unit string) {
-	b.Helper()
-	if unit == "" {
-		unit = "msg/s"
-	}
-	ratio := 0.0
-	if baseline > 0 {
-		ratio = rate / baseline
-	}
-	line := fmt.Sprintf("%s  %d  %s %s  %s %s  ratio=%.2f", name, msgs, figure(rate), unit, figure(baseline), unit, ratio)
-	fmt.Println(line)
-	// A benchmark may print several lines (one per baseline): the
-	// baseline's metrics are named after it ("replay-vs-shovel": shovel;
-	// a parenthesised note is left out).
-	metric := strings.ReplaceAll(unit, " ", "_")
-	base := name
-	if _, after, ok := strings.Cut(name, "-vs-"); ok {
-		base = after
-	}
-	base, _, _ = strings.Cut(base, "(")
-	b.ReportMetric(rate, metric)
-	b.ReportMetric(baseline, base+"_"+metric)
-	b.ReportMetric(ratio, "ratio_"+base)
-	if path := os.Getenv("PARKINGLOT_FIGURES"); path != "" {
-		if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-			_, _ = fmt.Fprintln(f, line)
-			_ = f.Close()
-		}
-	}
-}
-
 // figure prints a rate without decimals and a small figure (milliseconds
 // a frame) with enough of them.
 func figure(v float64) string {
@@ -387,15 +349,57 @@ func Body(i, n int) []byte {
 // profiling), else def.
 func BenchCount(tb testing.TB, def int) int {
 	tb.Helper()
-	s := os.Getenv("PARKINGLOT_BENCH_N")
+	if n, ok := envCount(tb, "PARKINGLOT_BENCH_N"); ok {
+		return n
+	}
+	return def
+}
+
+// BigBenchDefault is the size of the big benchmarks' parking lot (README,
+// "Performance": the 1M lines).
+const BigBenchDefault = 1_000_000
+
+// BigBenchCount is the count of a big benchmark (the 1M lines), which runs
+// only when $PARKINGLOT_BENCH_BIG=1 (it needs a quiet machine, ~1.5 GB of
+// queue and several minutes) and is skipped otherwise. The count is
+// $PARKINGLOT_BENCH_BIG_N when set; else ten times $PARKINGLOT_BENCH_N
+// when that scales the run down (100k → 1M); else BigBenchDefault.
+func BigBenchCount(tb testing.TB) int {
+	tb.Helper()
+	if os.Getenv("PARKINGLOT_BENCH_BIG") != "1" {
+		tb.Skip("the 1M benchmarks run with PARKINGLOT_BENCH_BIG=1 (README, \"Performance\")")
+	}
+	if n, ok := envCount(tb, "PARKINGLOT_BENCH_BIG_N"); ok {
+		return n
+	}
+	if n, ok := envCount(tb, "PARKINGLOT_BENCH_N"); ok {
+		return 10 * n
+	}
+	return BigBenchDefault
+}
+
+// CountLabel names a count in a figures line's name: 1M, 100k, 20k, 2500.
+func CountLabel(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+func envCount(tb testing.TB, name string) (int, bool) {
+	tb.Helper()
+	s := os.Getenv(name)
 	if s == "" {
-		return def
+		return 0, false
 	}
 	var n int
 	if _, err := fmt.Sscan(s, &n); err != nil || n <= 0 {
-		tb.Fatalf("PARKINGLOT_BENCH_N=%q: want a positive number", s)
+		tb.Fatalf("%s=%q: want a positive number", name, s)
 	}
-	return n
+	return n, true
 }
 
 // RawRetryLoop is the retry path written with amqp091-go alone, as fast
