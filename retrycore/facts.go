@@ -9,7 +9,7 @@ import (
 )
 
 // Facts is everything the header conventions say about one message: ours,
-// RabbitMQ's, and those of the frameworks parkinglot reads (DESIGN §4).
+// RabbitMQ's, and those of the frameworks parkinglot reads (README, "Headers").
 type Facts struct {
 	Deaths     []Death  `json:"deaths,omitempty"`
 	FirstDeath DeathRef `json:"first_death,omitzero"`

@@ -41,7 +41,7 @@ func (d Destination) String() string {
 
 // Origin sources, shown with the answer so people know why.
 const (
-	SourceFlag             = "--to"
+	SourceOverride         = "the destination given"
 	SourceConfig           = "config"
 	SourceOriginalHeaders  = HeaderOriginalExchange
 	SourceSpring           = "x-original-routingKey (Spring)"
@@ -79,7 +79,7 @@ type OriginQuery struct {
 	Limits DeliveryLimits
 }
 
-// ResolveOrigin applies DESIGN §4's order (README, "Where a replay goes"):
+// ResolveOrigin applies the order of the README's "Where a replay goes":
 // --to, the configured default, x-original-* (ours or Spring's), rascal's
 // originalExchange/originalRoutingKey, the x-death entry of
 // x-first-death-queue (following a TTL delay queue's dead-letter target),
@@ -99,7 +99,7 @@ func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, er
 	failed := failedQueue(h)
 	switch {
 	case q.Override != nil:
-		return Origin{Destination: *q.Override, Source: SourceFlag, Queue: orFirstDeathQueue(failed, h)}, nil
+		return Origin{Destination: *q.Override, Source: SourceOverride, Queue: orFirstDeathQueue(failed, h)}, nil
 	case q.Default != nil:
 		return Origin{Destination: *q.Default, Source: SourceConfig, Queue: orFirstDeathQueue(failed, h)}, nil
 	}

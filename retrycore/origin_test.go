@@ -41,7 +41,7 @@ func (f fixedQueues) QueueArguments(context.Context, string) (amqp.Table, error)
 	return f.args, f.err
 }
 
-// TestResolveOriginRecorded: each rule of DESIGN §4 on the deliveries
+// TestResolveOriginRecorded: each rule of the README's "Where a replay goes" on the deliveries
 // recorded from the real broker, with the source of the answer.
 func TestResolveOriginRecorded(t *testing.T) {
 	to := &Destination{Exchange: "manual.exchange", RoutingKey: "manual.key"}
@@ -56,7 +56,7 @@ func TestResolveOriginRecorded(t *testing.T) {
 		want     Origin
 	}{
 		{name: "--to wins over everything", scenario: "retrycore-contract", override: to, def: cfg, mgmt: true,
-			want: Origin{Destination: *to, Source: SourceFlag, Queue: "payment.main.queue"}},
+			want: Origin{Destination: *to, Source: SourceOverride, Queue: "payment.main.queue"}},
 		{name: "config default next", scenario: "retrycore-contract", def: cfg, mgmt: true,
 			want: Origin{Destination: *cfg, Source: SourceConfig, Queue: "payment.main.queue"}},
 		{name: "x-original-* before x-death", scenario: "retrycore-contract", mgmt: true,
@@ -109,7 +109,7 @@ func TestResolveOriginRecorded(t *testing.T) {
 }
 
 // TestResolveOriginRefuses: with nothing to go on, the answer is the exact
-// sentence of DESIGN §4, never a guess.
+// sentence of the README's "Where a replay goes", never a guess.
 func TestResolveOriginRefuses(t *testing.T) {
 	const sentence = "cannot tell where this message came from; pass --to"
 	if ErrUnknownOrigin.Error() != sentence {

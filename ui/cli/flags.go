@@ -115,9 +115,12 @@ func hintFailures(fs []replay.Failure) []replay.Failure {
 	return out
 }
 
-// targetQueueSource is how the command line names replay.SourceTargetQueue:
-// by the flag that chose it.
-const targetQueueSource = "--target queue"
+// The command line names the sources the engine describes by the flag
+// that chose them.
+const (
+	targetQueueSource = "--target queue" // replay.SourceTargetQueue
+	overrideSource    = "--to"           // retrycore.SourceOverride
+)
 
 // hintPlan adds the flags to a plan: the one that chose a destination, the
 // one that keeps a route from reaching other queues, the one that mends a
@@ -127,8 +130,11 @@ func hintPlan(p replay.Plan) replay.Plan {
 	if len(p.Items) > 0 {
 		items := make([]replay.PlanItem, len(p.Items))
 		for i, it := range p.Items {
-			if it.Source == replay.SourceTargetQueue {
+			switch it.Source {
+			case replay.SourceTargetQueue:
 				it.Source = targetQueueSource
+			case retrycore.SourceOverride:
+				it.Source = overrideSource
 			}
 			items[i] = it
 		}
