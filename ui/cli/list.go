@@ -60,8 +60,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	out := opts.IOStreams.Out
 	table := &SummaryTable{W: out, Width: opts.IOStreams.Width()}
 	var werr error
-	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: opts.Queue, Limit: opts.Limit, Filter: opts.Filter,
+	listed := 0
+	// StreamOnly: each batch is printed and dropped, so listing a parking
+	// lot of a million messages holds one batch, not a million summaries.
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: opts.Queue, Limit: opts.Limit, Filter: opts.Filter, StreamOnly: true,
 		OnBatch: func(batch []replay.Summary) {
+			listed += len(batch)
 			if werr != nil {
 				return
 			}
@@ -77,7 +81,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if werr != nil {
 		return werr
 	}
-	if !opts.JSON() && len(b.Summaries) == 0 {
+	if !opts.JSON() && listed == 0 {
 		fmt.Fprintf(out, "no messages in %s match\n", opts.Queue)
 	}
 	notes(opts.Factory, b.Notes)

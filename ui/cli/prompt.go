@@ -43,23 +43,46 @@ func printPlan(f *Factory, p replay.Plan) error {
 // previewRemoval lists what a removing command would take, and asks.
 func previewRemoval(ctx context.Context, f *Factory, s *replay.Session, verb, queue string, sel replay.Selector) error {
 	out := f.IOStreams.Out
-	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, IDs: sel.IDs, Filter: sel.Filter})
+	// Streamed: a preview of a million messages holds one batch at a time.
+	// A person sees the first previewRows rows and the count; -o json gets
+	// every summary.
+	t := &SummaryTable{W: out, Width: f.IOStreams.Width()}
+	n := 0
+	var werr error
+	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, IDs: sel.IDs, Filter: sel.Filter, StreamOnly: true,
+		OnBatch: func(batch []replay.Summary) {
+			shown := batch
+			if !f.JSON() {
+				shown = batch[:max(0, min(len(batch), previewRows-n))]
+			}
+			n += len(batch)
+			if werr != nil || len(shown) == 0 {
+				return
+			}
+			if f.JSON() {
+				werr = WriteJSONLines(out, shown)
+			} else {
+				werr = t.Write(shown)
+			}
+		}})
 	if err != nil {
 		return cliErr(err)
 	}
-	if f.JSON() {
-		if err := WriteJSONLines(out, b.Summaries); err != nil {
-			return err
+	if werr != nil {
+		return werr
+	}
+	if !f.JSON() {
+		more := ""
+		if n > previewRows {
+			more = fmt.Sprintf(" (the first %d shown)", previewRows)
 		}
-	} else {
-		fmt.Fprintf(out, "%s %d message(s) from %s:\n", verb, len(b.Summaries), queue)
-		t := &SummaryTable{W: out, Width: f.IOStreams.Width()}
-		if err := t.Write(b.Summaries); err != nil {
-			return err
-		}
+		fmt.Fprintf(out, "%s %d message(s) from %s%s\n", verb, n, queue, more)
 	}
 	return confirm(ctx, f)
 }
+
+// previewRows is how many messages a removal's preview lists on a terminal.
+const previewRows = 50
 
 // runAndReport runs a removing or sending command with progress (a
 // carriage-return line on a terminal, JSON events with -o json) and prints
