@@ -144,7 +144,7 @@ func (m *messageScreen) timeline(deaths []retrycore.Death, now time.Time) []stri
 			lines = append(lines, st.Dim.Render("  │"))
 		}
 		route := clean(format.Destination(retrycore.Destination{Exchange: d.Exchange, RoutingKey: strings.Join(d.RoutingKeys, ", ")}))
-		reason := pad(clean(d.Reason), 9) + " ×" + padLeft(strconv.FormatInt(d.Count, 10), 3)
+		reason := pad(clean(d.Reason), 9) + " ×" + padLeft(fitCount(d.Count, 3), 3)
 		line := "  " + st.Info.Render("●") + " " + pad(clean(d.Queue), qw) + "  " + st.Bold.Render(reason) + "  " + route + "  " + st.Dim.Render(fmtTime(d.Time, now))
 		lines = append(lines, line)
 		if d.OriginalExpiration != "" {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func (m *messagesScreen) messageRow(s replay.Summary, c columns, now time.Time, 
 		pad(clean(s.ID), c.id) + " " +
 		pad(fmtAge(s.Age(now)), c.age) + " " +
 		pad(origin, c.origin) + " " +
-		padLeft(strconv.FormatInt(s.Facts.Attempts, 10), c.att) + " " +
+		padLeft(fitCount(s.Facts.Attempts, c.att), c.att) + " " +
 		pad(errText, c.err)
 	return line
 }
@@ -136,7 +135,7 @@ func (m *messagesScreen) groupRow(g msgGroup, c columns, now time.Time, styled b
 		age = fmtAge(now.Sub(g.Newest))
 	}
 	errW := m.width - 2 - 6 - c.age - c.origin - 3
-	return " " + mark + padLeft(strconv.Itoa(len(g.Indices)), 6) + " " +
+	return " " + mark + padLeft(fitCount(int64(len(g.Indices)), 6), 6) + " " +
 		pad(age, c.age) + " " +
 		pad(origins, c.origin) + " " +
 		pad(text, errW)

@@ -114,6 +114,31 @@ func originText(s replay.Summary) string {
 	return clean(format.Destination(s.Origin.Destination))
 }
 
+// fitCount is n in at most width characters: as it is when it fits, else
+// in thousands or millions ("12k", "3M"), else the largest such that does
+// with a "+" ("9k+"): a count never comes out cut ("10000…").
+func fitCount(n int64, width int) string {
+	s := strconv.FormatInt(n, 10)
+	if len(s) <= width {
+		return s
+	}
+	for _, u := range []struct {
+		div    int64
+		suffix string
+	}{{1000, "k"}, {1000000, "M"}, {1000000000, "G"}} {
+		if n/u.div == 0 {
+			break
+		}
+		if s := strconv.FormatInt(n/u.div, 10) + u.suffix; len(s) <= width {
+			return s
+		}
+	}
+	if width < 2 {
+		return "+"
+	}
+	return strings.Repeat("9", width-1) + "+"
+}
+
 func fmtCount(n int64) string {
 	switch {
 	case n < 10000:
