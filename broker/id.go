@@ -28,23 +28,13 @@ func (m Message) ID() string {
 
 // celeryTaskID is the task id of a Celery task message, or "".
 func celeryTaskID(m Message) string {
-	if task, ok := headerText(m.Headers["task"]); !ok || task == "" {
+	if task, ok := StringValue(m.Headers["task"]); !ok || task == "" {
 		return ""
 	}
-	if id, ok := headerText(m.Headers["id"]); ok && id != "" {
+	if id, ok := StringValue(m.Headers["id"]); ok && id != "" {
 		return id
 	}
 	return m.Properties.CorrelationID
-}
-
-func headerText(v any) (string, bool) {
-	switch s := v.(type) {
-	case string:
-		return s, true
-	case []byte:
-		return string(s), true
-	}
-	return "", false
 }
 
 // ContentID hashes the body and the typed form of the headers (keys sorted),

@@ -210,6 +210,8 @@ type Overview struct {
 	RabbitMQVersion   string `json:"rabbitmq_version"`
 	ManagementVersion string `json:"management_version"`
 	ClusterName       string `json:"cluster_name"`
+	// Listeners are every running node's (ListenerNode reads them).
+	Listeners []Listener `json:"listeners"`
 }
 
 // Overview reads the server version (and checks the API answers).
@@ -404,30 +406,6 @@ func toInt64(v any) (int64, bool) {
 	case string:
 		i, err := strconv.ParseInt(n, 10, 64)
 		return i, err == nil
-	}
-	return 0, false
-}
-
-// IntValue reads every integer type amqp091-go decodes from a header
-// (int8 … int64, uint8 … uint32) and Go's int.
-func IntValue(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int8:
-		return int64(n), true
-	case uint8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
 	}
 	return 0, false
 }

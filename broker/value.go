@@ -468,3 +468,39 @@ func plain(v any, leaf func(any) any, depth int) any {
 	}
 	return leaf(v)
 }
+
+// IntValue reads every integer type amqp091-go decodes from a header
+// (int8 … int64, uint8 … uint32) and Go's int.
+func IntValue(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// StringValue reads a header that holds text: an AMQP string, or a byte
+// array (which some clients write text as).
+func StringValue(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case []byte:
+		return string(s), true
+	}
+	return "", false
+}

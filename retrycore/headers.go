@@ -137,15 +137,7 @@ func asInt(v any) (int64, bool) {
 }
 
 // asString reads a string or byte-array header.
-func asString(v any) (string, bool) {
-	switch s := v.(type) {
-	case string:
-		return s, true
-	case []byte:
-		return string(s), true
-	}
-	return "", false
-}
+func asString(v any) (string, bool) { return broker.StringValue(v) }
 
 // asTime reads a timestamp header: an AMQP timestamp, RFC 3339 text, or
 // Unix seconds/milliseconds as an integer.
