@@ -21,6 +21,15 @@ type QueueRow struct {
 	// Why says why it is marked: "config", "dead-letter target of Q (…)",
 	// "name".
 	Why string `json:"why,omitempty"`
+	// Offline are the replicas not online (a quorum queue's or a stream's
+	// members) or the home node that is down (a classic queue's); the
+	// node, leader, members and online fields say the rest (nodes.go).
+	Offline []string `json:"offline,omitempty"`
+	// Unavailable says in words why the queue cannot be used now: "no
+	// leader: 2 of 3 members down (…); messages are safe but cannot be read
+	// or replayed until a majority is back", or a classic queue's home node
+	// down (Unavailable in nodes.go).
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Queues lists the vhost's queues, parking lots first, then by name. It
@@ -46,6 +55,7 @@ func (s *Session) Queues(ctx context.Context) ([]QueueRow, error) {
 		case LooksLikeParkingLot(q.Name):
 			r.ParkingLot, r.Why = true, "name"
 		}
+		r.Offline, r.Unavailable = Offline(q), Unavailable(q, r.ParkingLot, nil)
 		rows[i] = r
 	}
 	sort.SliceStable(rows, func(i, j int) bool {

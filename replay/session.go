@@ -48,6 +48,8 @@ type Session struct {
 	mgmtAt  time.Time // when mgmtErr was found; retried after mgmtRetry
 	closed  bool
 	dials   map[string]chan struct{} // per connection role: one dial at a time
+
+	nodes connNodes // which node each connection is on (nodes.go)
 }
 
 // Open connects the consuming connection (so that a wrong URL, password or

@@ -55,6 +55,10 @@ type QueueRow struct {
 	// *parking*); Why says which (replay.QueueRow).
 	ParkingLot bool
 	Why        string
+	// Offline and Unavailable: the replicas or home node down, and why the
+	// queue cannot be used now, in words (replay.QueueRow).
+	Offline     []string
+	Unavailable string
 }
 
 // BrowseRequest asks for one non-destructive pass over a queue.
