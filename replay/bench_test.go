@@ -138,19 +138,19 @@ func BenchmarkReplay(b *testing.B) {
 				b.Fatalf("replay: %d done, %d failed (%v), want %d done", res.Done, res.Failed, res.Failures[:min(len(res.Failures), 3)], n)
 			}
 			_ = s.Close()
-			t.checkMoved(b, ch, t.originQ, n)
+			t.checkMoved(b, ch, "replay", t.originQ, n)
 			return brokertest.Rate(n, took)
 		}
 		rawRun := func(int) float64 {
 			t.seed(b, t.parking, n)
 			d := brokertest.RawPipelinedMove(b, t.parking, t.originEx, t.originKey, n, rawMovePrefetch, replay.DefaultWindow)
-			t.checkMoved(b, ch, t.originQ, n)
+			t.checkMoved(b, ch, "raw move", t.originQ, n)
 			return brokertest.Rate(n, d)
 		}
 		shovelRun := func(int) float64 {
 			t.seed(b, t.parking, n)
 			d := brokertest.ShovelMove(b, t.parking, moved, n)
-			t.checkMoved(b, ch, moved, n)
+			t.checkMoved(b, ch, "shovel move", moved, n)
 			return brokertest.Rate(n, d)
 		}
 		// The naive loop moves a smaller count (see naiveCount).
@@ -158,7 +158,7 @@ func BenchmarkReplay(b *testing.B) {
 		naiveRun := func(int) float64 {
 			t.seed(b, t.parking, nn)
 			d := brokertest.NaiveMove(b, t.parking, t.originEx, t.originKey, nn)
-			t.checkMoved(b, ch, t.originQ, nn)
+			t.checkMoved(b, ch, "naive move", t.originQ, nn)
 			return brokertest.Rate(nn, d)
 		}
 		r := brokertest.AlternateAll(b, rounds, replayRun, rawRun, shovelRun, naiveRun)
@@ -178,11 +178,11 @@ const rawMovePrefetch = replay.DefaultWindow + 2048
 
 // checkMoved waits until queue holds the n moved messages (and the
 // parking lot none), then empties it for the next round.
-func (t benchTopology) checkMoved(b *testing.B, ch *amqp.Channel, queue string, n int) {
+func (t benchTopology) checkMoved(b *testing.B, ch *amqp.Channel, what, queue string, n int) {
 	b.Helper()
 	brokertest.WaitDepth(b, queue, n, time.Minute)
 	if d := brokertest.Depth(b, ch, t.parking); d != 0 {
-		b.Fatalf("parking lot holds %d after the move", d)
+		b.Fatalf("parking lot holds %d after the %s", d, what)
 	}
 	brokertest.Purge(b, ch, queue)
 }

@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -276,7 +277,18 @@ func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 	}
 	elapsed := time.Since(start)
 	_ = ch.Close()
-	// src-delete-after removes the shovel once it is done; make sure.
+	// The copies are all there, but the shovel may not have acked the last
+	// originals yet (ack-mode on-confirm acks after the destination's
+	// confirm): deleting it now would requeue them into src. With
+	// src-delete-after it removes itself once every original is acked
+	// (RabbitMQ docs, "Dynamic Shovels"), so wait for that; delete it only
+	// if it lingers.
+	for gone := time.Now().Add(time.Minute); time.Now().Before(gone); time.Sleep(20 * time.Millisecond) {
+		var se *StatusError
+		if err := managementRequest(http.MethodGet, path, nil); errors.As(err, &se) && se.Code == http.StatusNotFound {
+			return elapsed
+		}
+	}
 	_ = managementRequest(http.MethodDelete, path, nil)
 	return elapsed
 }
