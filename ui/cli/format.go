@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -50,24 +49,6 @@ func Cut(s string, n int) string {
 		return "…"
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// WriteQueues prints the queue table; parking lots are marked with "*".
-func WriteQueues(w io.Writer, rows []replay.QueueRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tNAME\tTYPE\tMESSAGES\tREADY\tUNACKED\tCONSUMERS\tWHY")
-	for _, r := range rows {
-		mark := ""
-		if r.ParkingLot {
-			mark = "*"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", mark, r.Name, r.Type, r.Messages, r.MessagesReady, r.MessagesUnacknowledged, r.Consumers, oneLine(r.Why))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, "* parking lot")
-	return err
 }
 
 // SummaryTable prints summaries as rows of fixed-width columns, so a long
