@@ -24,7 +24,7 @@ import (
 // when the queue was empty.
 func giveBack(t *testing.T, ch *amqp.Channel, q string, reject bool) (amqp.Table, bool) {
 	t.Helper()
-	d, ok := getWithin(t, ch, q)
+	d, ok := brokertest.GetWithin(t, ch, q, time.Second)
 	if !ok {
 		return nil, false
 	}
@@ -40,23 +40,6 @@ func giveBack(t *testing.T, ch *amqp.Channel, q string, reject bool) (amqp.Table
 	return d.Headers, true
 }
 
-// getWithin polls basic.get for a second: a message given back to a quorum
-// queue is ready again soon after, not at once.
-func getWithin(t *testing.T, ch *amqp.Channel, q string) (amqp.Delivery, bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for {
-		d, ok, err := ch.Get(q, false)
-		if err != nil {
-			t.Fatalf("get %s: %v", q, err)
-		}
-		if ok || time.Now().After(deadline) {
-			return d, ok
-		}
-		time.Sleep(20 * time.Millisecond) // polling basic.get with a deadline
-	}
-}
-
 // givesBeforeGone gives the only message of q back until the queue drops
 // it, at most max times, and says how many give-backs it took (max+1: it
 // was never dropped).
@@ -67,7 +50,7 @@ func givesBeforeGone(t *testing.T, ch *amqp.Channel, q string, reject bool, max 
 			return i
 		}
 	}
-	if _, ok := getWithin(t, ch, q); !ok {
+	if _, ok := brokertest.GetWithin(t, ch, q, time.Second); !ok {
 		return max
 	}
 	return max + 1
@@ -165,7 +148,7 @@ func TestVersionQuorumGiveBackOrder(t *testing.T) {
 				brokertest.Publish(t, ch, "", q, amqp.Publishing{MessageId: id})
 			}
 			giveBack(t, ch, q, true)
-			d, ok := getWithin(t, ch, q)
+			d, ok := brokertest.GetWithin(t, ch, q, time.Second)
 			if !ok {
 				t.Fatal("queue empty")
 			}
@@ -222,14 +205,14 @@ func TestVersionDeathHeaders(t *testing.T) {
 		"exchange": "", "routing-keys": []any{main}, "time": time.Now().Truncate(time.Second),
 	}
 	brokertest.Publish(t, ch, "", main, amqp.Publishing{Body: []byte("x"), Headers: amqp.Table{"x-death": []any{clientDeath}}})
-	d, ok := getWithin(t, ch, main)
+	d, ok := brokertest.GetWithin(t, ch, main, time.Second)
 	if !ok {
 		t.Fatal("main queue empty")
 	}
 	if err := d.Reject(false); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := getWithin(t, ch, dead)
+	got, ok := brokertest.GetWithin(t, ch, dead, time.Second)
 	if !ok {
 		t.Fatal("nothing dead-lettered")
 	}

@@ -125,7 +125,7 @@ func TestReplaySeed2GoesBackToFirstDeathExchangeAndKey(t *testing.T) {
 
 	brokertest.Publish(t, ch, ordersEx, "orders.new", amqp.Publishing{MessageId: "order-1", Body: []byte("order one"), DeliveryMode: amqp.Persistent})
 	for range 2 { // two failed attempts by nack
-		d := waitGet(t, ch, mainQ)
+		d := brokertest.MustGet(t, ch, mainQ)
 		if err := d.Nack(false, false); err != nil { // requeue false: dead-letter it
 			t.Fatal(err)
 		}
@@ -152,25 +152,6 @@ func TestReplaySeed2GoesBackToFirstDeathExchangeAndKey(t *testing.T) {
 		t.Errorf("x-death kept: the copy must start with a fresh budget")
 	}
 	brokertest.WaitDepth(t, parking, 0, 15*time.Second)
-}
-
-// waitGet polls until a message is there and returns it unacked.
-func waitGet(t testing.TB, ch *amqp.Channel, queue string) amqp.Delivery {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		d, ok, err := ch.Get(queue, false)
-		if err != nil {
-			t.Fatalf("get from %s: %v", queue, err)
-		}
-		if ok {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message arrived in %s", queue)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // A message nothing says the origin of is refused with the contract's

@@ -13,25 +13,6 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// getWithin polls a queue until a message is there, without acking it.
-func getWithin(t testing.TB, ch *amqp.Channel, queue string) amqp.Delivery {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		d, ok, err := ch.Get(queue, false)
-		if err != nil {
-			t.Fatalf("get %s: %v", queue, err)
-		}
-		if ok {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message in %s within 15s", queue)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // A message a quorum queue dead-lettered by its delivery limit (2, as an
 // argument) was handled limit + 1 = 3 times; list shows 3, the limit
 // looked up through the management API, not a lower bound (README,
@@ -92,7 +73,7 @@ func TestReplayTargetQueueRecordsTheOrigin(t *testing.T) {
 
 	fail := func() { // the handler fails: reject into the parking lot
 		t.Helper()
-		d := getWithin(t, ch, mainQ)
+		d := brokertest.MustGet(t, ch, mainQ)
 		if err := d.Reject(false); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +91,7 @@ func TestReplayTargetQueueRecordsTheOrigin(t *testing.T) {
 	if res.Resets["x-death"] != 1 {
 		t.Errorf("result resets %v: want x-death reset on 1 message", res.Resets)
 	}
-	d := getWithin(t, ch, mainQ)
+	d := brokertest.MustGet(t, ch, mainQ)
 	if d.Exchange != "" || d.RoutingKey != mainQ {
 		t.Errorf("the copy came through %q / %q, want the default exchange and %s", d.Exchange, d.RoutingKey, mainQ)
 	}
@@ -138,7 +119,7 @@ func TestReplayTargetQueueRecordsTheOrigin(t *testing.T) {
 	if err != nil || res.Done != 1 {
 		t.Fatalf("replay to origin: %v %+v", err, res)
 	}
-	if d := getWithin(t, ch, mainQ); d.Exchange != ex || d.RoutingKey != "order.created" {
+	if d := brokertest.MustGet(t, ch, mainQ); d.Exchange != ex || d.RoutingKey != "order.created" {
 		t.Errorf("replayed through %q / %q, want %s / order.created", d.Exchange, d.RoutingKey, ex)
 	} else {
 		_ = d.Ack(false)
@@ -318,7 +299,7 @@ func TestReplayTargetQueueDropsCC(t *testing.T) {
 	if res.Resets["CC (sent to the failed queue alone)"] != 1 {
 		t.Errorf("result resets %v: want the CC removal counted", res.Resets)
 	}
-	copyMsg := getWithin(t, ch, mainQ)
+	copyMsg := brokertest.MustGet(t, ch, mainQ)
 	if _, ok := copyMsg.Headers["CC"]; ok {
 		t.Errorf("the copy kept its CC header: %v", copyMsg.Headers)
 	}

@@ -233,3 +233,31 @@ func CloseConnections(t testing.TB, m *broker.Management, namePrefix string) int
 	}
 	return n
 }
+
+// GetWithin polls basic.get on queue until a message is there (returned
+// unacked, ok) or timeout passes (ok false): a message given back, expired
+// or dead-lettered arrives soon after, not at once.
+func GetWithin(t testing.TB, ch *amqp.Channel, queue string, timeout time.Duration) (amqp.Delivery, bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		d, ok, err := ch.Get(queue, false)
+		if err != nil {
+			t.Fatalf("get %s: %v", queue, err)
+		}
+		if ok || time.Now().After(deadline) {
+			return d, ok
+		}
+		time.Sleep(20 * time.Millisecond) // polling basic.get with a deadline
+	}
+}
+
+// MustGet is GetWithin that fails the test when nothing arrives in 15 s.
+func MustGet(t testing.TB, ch *amqp.Channel, queue string) amqp.Delivery {
+	t.Helper()
+	d, ok := GetWithin(t, ch, queue, 15*time.Second)
+	if !ok {
+		t.Fatalf("no message in %s within 15s", queue)
+	}
+	return d
+}
