@@ -43,12 +43,16 @@ type Model struct {
 
 	queues    []QueueRow
 	queuesErr error
-	counted   map[string]counted // depths a browse counted, fresher than the management API's
-	status    string
-	kind      statusKind
-	fullHelp  bool
-	width     int
-	height    int
+	// cluster is the connection's node and the cluster's nodes
+	// (cluster.go); clusterLoading while loadCluster has not answered.
+	cluster        Cluster
+	clusterLoading bool
+	counted        map[string]counted // depths a browse counted, fresher than the management API's
+	status         string
+	kind           statusKind
+	fullHelp       bool
+	width          int
+	height         int
 }
 
 // New builds the root model. Call Close after the program ends: it stops
@@ -95,7 +99,7 @@ func runEditor(path string, done func(error) tea.Msg) tea.Cmd {
 
 // Init loads the queues, starts the depth refresh and the top screen.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(loadQueues(m.c), tickQueues(m.c), m.top().Init())
+	return tea.Batch(loadQueues(m.c), m.clusterCmd(), tickQueues(m.c), m.top().Init())
 }
 
 func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
@@ -157,12 +161,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.counted[msg.queue] = counted{n: msg.n, at: m.c.now()}
 		return m, nil
 	case queuesTickMsg:
-		return m, tea.Batch(loadQueues(m.c), tickQueues(m.c))
+		return m, tea.Batch(loadQueues(m.c), m.clusterCmd(), tickQueues(m.c))
 	case queuesLoadedMsg:
 		if msg.err == nil {
 			m.queues = msg.rows
 		}
 		m.queuesErr = msg.err
+	case clusterLoadedMsg:
+		m.clusterLoading = false
+		if msg.info.Conn.URL != "" || msg.err == nil {
+			m.cluster = msg.info
+		}
 	}
 	return m, m.broadcast(msg)
 }

@@ -54,10 +54,11 @@ func (m *Model) titleLine() string {
 	return cut(strings.Join(parts, st.Crumb.Render(" › ")), m.width)
 }
 
-// statusBar always shows the connection and the current queue's depth.
+// statusBar always shows the connection (on a cluster, the node it is on
+// and the URL in use, once known) and the current queue's depth.
 func (m *Model) statusBar() string {
 	st := m.c.styles
-	left := " " + m.c.describe
+	left := " " + m.connDescribe()
 	right := ""
 	if q := m.top().Queue(); q != "" {
 		right = clean(q) + ": " + m.depth(q) + " "

@@ -21,6 +21,10 @@ type Backend interface {
 	// Describe names the connection for the status bar: redacted URL and
 	// vhost.
 	Describe() string
+	// Cluster says which node the connection is on (Conn.Node "" while the
+	// management API does not list it yet: ask again later) and lists the
+	// cluster's nodes.
+	Cluster(ctx context.Context) (Cluster, error)
 	// Queues lists the vhost's queues, parking lots first.
 	Queues(ctx context.Context) ([]QueueRow, error)
 	// Browse reads a queue without taking anything: summaries stream to

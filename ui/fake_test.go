@@ -44,6 +44,9 @@ type fakeBackend struct {
 	browseErr  error
 	holdBrowse bool
 	gaveBack   bool
+	// cluster answers Cluster (zero: a single broker that did not say).
+	cluster    Cluster
+	clusterErr error
 }
 
 type fakeMessage struct {
@@ -108,6 +111,12 @@ func (f *fakeBackend) called(prefix string) int {
 }
 
 func (f *fakeBackend) Describe() string { return "amqp://guest:xxxxx@127.0.0.1:5672/ vhost /" }
+
+func (f *fakeBackend) Cluster(context.Context) (Cluster, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cluster, f.clusterErr
+}
 
 func (f *fakeBackend) Queues(context.Context) ([]QueueRow, error) {
 	f.mu.Lock()

@@ -3,10 +3,13 @@ package ui
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/broker"
 )
 
 // queuesScreen lists every queue of the vhost, parking lots first; the
@@ -14,6 +17,7 @@ import (
 type queuesScreen struct {
 	c      *common
 	rows   []QueueRow
+	nodes  []broker.NodeInfo // the cluster's (cluster.go)
 	err    error
 	loaded bool
 	table  table.Model
@@ -93,6 +97,10 @@ func (q *queuesScreen) setRows() {
 
 func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	switch msg := msg.(type) {
+	case clusterLoadedMsg:
+		if msg.err == nil || msg.info.Nodes != nil {
+			q.nodes = msg.info.Nodes
+		}
 	case queuesLoadedMsg:
 		q.loaded = true
 		q.err = msg.err
@@ -155,10 +163,23 @@ func (q *queuesScreen) View() string {
 	case len(q.rows) == 0:
 		info = st.Dim.Render("No queues in this vhost.")
 	default:
-		info = fmt.Sprintf("%d queues, %s", len(q.rows), st.Parking.Render(fmt.Sprintf("%d parking lot(s) (P)", lots))) +
-			st.Dim.Render(" · depth refreshes every 2s")
-		if c := q.table.Cursor(); c >= 0 && c < len(q.rows) && q.rows[c].Why != "" {
-			info += st.Dim.Render(" · P: " + clean(q.rows[c].Why)) // why the selected queue is a parking lot
+		info = fmt.Sprintf("%d queues, %s", len(q.rows), st.Parking.Render(fmt.Sprintf("%d parking lot(s) (P)", lots)))
+		var sel *QueueRow
+		if c := q.table.Cursor(); c >= 0 && c < len(q.rows) {
+			sel = &q.rows[c]
+		}
+		// On a cluster: the nodes down or in an alarm, where the selected
+		// queue lives, or why it cannot be used now (README, "Clusters").
+		if facts, warn := clusterFacts(q.nodes, q.rows, sel); len(facts) > 0 {
+			style := st.Dim
+			if warn {
+				style = st.Warning
+			}
+			info += style.Render(" · " + clean(strings.Join(facts, " · ")))
+		}
+		info += st.Dim.Render(" · depth refreshes every 2s")
+		if sel != nil && sel.Why != "" {
+			info += st.Dim.Render(" · P: " + clean(sel.Why)) // why the selected queue is a parking lot
 		}
 	}
 	return cut(info, q.width) + "\n" + q.table.View()

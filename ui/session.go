@@ -18,6 +18,15 @@ func NewSessionBackend(s *replay.Session) Backend { return sessionBackend{s} }
 
 func (b sessionBackend) Describe() string { return b.s.Describe() }
 
+func (b sessionBackend) Cluster(ctx context.Context) (Cluster, error) {
+	nodes, err := b.s.Nodes(ctx)
+	conn, cerr := b.s.ConnectionNode(ctx)
+	if err == nil {
+		err = cerr
+	}
+	return Cluster{Conn: conn, Nodes: nodes}, err
+}
+
 func (b sessionBackend) Queues(ctx context.Context) ([]QueueRow, error) {
 	rows, err := b.s.Queues(ctx)
 	out := make([]QueueRow, len(rows))
