@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,14 +13,6 @@ import (
 
 // labelWidth is the column of property and header names.
 const labelWidth = 24
-
-// firstHeaders are shown at the top of the headers table, in this order;
-// the rest follow sorted by name.
-var firstHeaders = []string{
-	retrycore.HeaderLastError, retrycore.HeaderRetryCount, retrycore.HeaderFailureKind,
-	retrycore.HeaderOriginalExchange, retrycore.HeaderOriginalRoutingKey, retrycore.HeaderOriginalQueue,
-	retrycore.HeaderFirstFailedAt, retrycore.HeaderParkedAt,
-}
 
 func (m *messageScreen) content() string {
 	st := m.c.styles
@@ -107,7 +98,7 @@ func (m *messageScreen) content() string {
 		row(p[0], clean(p[1]))
 	}
 	add("", st.Title.Render("Headers"))
-	for _, k := range headerOrder(m.msg.Headers) {
+	for _, k := range format.HeaderOrder(m.msg.Headers) {
 		v := m.msg.Headers[k]
 		if k == retrycore.HeaderDeath {
 			row(k, st.Dim.Render(fmt.Sprintf("%d entries (the death history above)", len(f.Deaths))))
@@ -154,61 +145,18 @@ func (m *messageScreen) timeline(deaths []retrycore.Death, now time.Time) []stri
 	return lines
 }
 
-// properties lists the message's non-empty basic properties.
+// properties lists the message's non-empty basic properties (the rule
+// show uses too) and where it was delivered from.
 func properties(msg *broker.Message) [][2]string {
-	p := msg.Properties
 	var out [][2]string
-	add := func(k, v string) {
-		if v != "" {
-			out = append(out, [2]string{k, v})
-		}
+	for _, f := range format.Properties(msg.Properties) {
+		out = append(out, [2]string{f.Name, f.Value})
 	}
-	add("message_id", p.MessageID)
-	add("content_type", p.ContentType)
-	add("content_encoding", p.ContentEncoding)
-	switch p.DeliveryMode {
-	case 2:
-		add("delivery_mode", "2 (persistent)")
-	case 1:
-		add("delivery_mode", "1 (transient)")
-	}
-	if p.Priority > 0 {
-		add("priority", strconv.Itoa(int(p.Priority)))
-	}
-	add("correlation_id", p.CorrelationID)
-	add("reply_to", p.ReplyTo)
-	add("expiration", p.Expiration)
-	if !p.Timestamp.IsZero() {
-		add("timestamp", p.Timestamp.UTC().Format(time.RFC3339))
-	}
-	add("type", p.Type)
-	add("user_id", p.UserID)
-	add("app_id", p.AppID)
-	add("delivered from", format.Destination(retrycore.Destination{Exchange: msg.Exchange, RoutingKey: msg.RoutingKey}))
+	out = append(out, [2]string{"delivered from", format.Destination(retrycore.Destination{Exchange: msg.Exchange, RoutingKey: msg.RoutingKey})})
 	if msg.Redelivered {
-		add("redelivered", "yes (browsing gives messages back; the broker marks them)")
+		out = append(out, [2]string{"redelivered", "yes (browsing gives messages back; the broker marks them)"})
 	}
 	return out
-}
-
-// headerOrder puts the contract headers first, then the rest by name.
-func headerOrder(h map[string]any) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, k := range firstHeaders {
-		if _, ok := h[k]; ok {
-			out = append(out, k)
-			seen[k] = true
-		}
-	}
-	var rest []string
-	for k := range h {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
 }
 
 func orDash(s string) string {

@@ -22,9 +22,6 @@ import (
 // ShowBodyLimit is how much of a body show prints.
 const ShowBodyLimit = 64 << 10
 
-// firstHeaders are shown before the others: what people look for first.
-var firstHeaders = []string{retrycore.HeaderLastError, retrycore.HeaderRetryCount}
-
 // shownMessage is `show -o json`: the lossless message (the same form as an
 // export line, so it can be imported) with its decoded facts and origin.
 type shownMessage struct {
@@ -128,55 +125,13 @@ func orDash(s string) string {
 }
 
 func writeProperties(b *strings.Builder, p broker.Properties) {
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(b, "  %-17s %s\n", k, v)
-		}
+	for _, f := range format.Properties(p) {
+		fmt.Fprintf(b, "  %-17s %s\n", f.Name, f.Value)
 	}
-	row("message_id", p.MessageID)
-	row("content_type", p.ContentType)
-	row("content_encoding", p.ContentEncoding)
-	if p.DeliveryMode != 0 {
-		mode := fmt.Sprint(p.DeliveryMode)
-		switch p.DeliveryMode {
-		case amqp.Persistent:
-			mode += " (persistent)"
-		case amqp.Transient:
-			mode += " (transient)"
-		}
-		row("delivery_mode", mode)
-	}
-	if p.Priority != 0 {
-		row("priority", fmt.Sprint(p.Priority))
-	}
-	row("correlation_id", p.CorrelationID)
-	row("reply_to", p.ReplyTo)
-	row("expiration", p.Expiration)
-	if !p.Timestamp.IsZero() {
-		row("timestamp", p.Timestamp.UTC().Format(time.RFC3339))
-	}
-	row("type", p.Type)
-	row("user_id", p.UserID)
-	row("app_id", p.AppID)
 }
 
 func writeHeaders(b *strings.Builder, h amqp.Table) {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	order := make([]string, 0, len(keys))
-	for _, k := range firstHeaders {
-		if _, ok := h[k]; ok {
-			order = append(order, k)
-		}
-	}
-	for _, k := range keys {
-		if k != firstHeaders[0] && k != firstHeaders[1] {
-			order = append(order, k)
-		}
-	}
+	order := format.HeaderOrder(h)
 	budget := ShowBodyLimit
 	for _, k := range order {
 		if !writeHeader(b, 1, k, h[k], &budget) {
