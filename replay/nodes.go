@@ -332,3 +332,43 @@ func (s *Session) describeURL(redacted string) string {
 	}
 	return d
 }
+
+// Reconcile corrects q with the cluster's nodes: the management API
+// updates each queue's online members and state from its statistics, a
+// few seconds after a node stops (and not for every queue at once), while
+// /api/nodes says at once that the node is not running. A member on a node
+// not running is taken off Online, and a classic queue whose node is not
+// running is "down".
+func Reconcile(q broker.QueueInfo, nodes []broker.NodeInfo) broker.QueueInfo {
+	stopped := map[string]bool{}
+	for _, n := range nodes {
+		if !n.Running {
+			stopped[n.Name] = true
+		}
+	}
+	if len(stopped) == 0 {
+		return q
+	}
+	if len(q.Members) > 0 {
+		online := make([]string, 0, len(q.Online))
+		for _, m := range q.Online {
+			if !stopped[m] {
+				online = append(online, m)
+			}
+		}
+		q.Online = online
+		return q
+	}
+	if q.Node != "" && stopped[q.Node] {
+		q.State = "down"
+	}
+	return q
+}
+
+// ReconcileRow is Reconcile on a row, with its Offline and Unavailable
+// said again.
+func ReconcileRow(r QueueRow, nodes []broker.NodeInfo) QueueRow {
+	r.QueueInfo = Reconcile(r.QueueInfo, nodes)
+	r.Offline, r.Unavailable = Offline(r.QueueInfo), Unavailable(r.QueueInfo, r.ParkingLot, nil)
+	return r
+}

@@ -94,3 +94,24 @@ func TestNodeTrouble(t *testing.T) {
 		t.Errorf("a well node: %q", got)
 	}
 }
+
+// The management API may still list a stopped node's replica as online
+// (measured: one quorum queue 2/3, another 3/3, seconds after the stop);
+// /api/nodes says at once.
+func TestReconcile(t *testing.T) {
+	nodes := []broker.NodeInfo{{Name: c1, Running: true}, {Name: c2, Running: true}, {Name: c3}}
+	r := replay.ReconcileRow(replay.QueueRow{QueueInfo: quorumWell, ParkingLot: true}, nodes)
+	if got := replay.Placement(r.QueueInfo, replay.NodeNamer(all)); got != "no leader, 2/3 online" {
+		t.Errorf("stale 3/3 with the leader's node stopped: %q", got) // the leader was rabbitc3
+	}
+	if !slices.Equal(r.Offline, []string{c3}) || !strings.HasPrefix(r.Unavailable, "no leader elected yet (2/3 members online)") {
+		t.Errorf("offline %q, unavailable %q", r.Offline, r.Unavailable)
+	}
+	r = replay.ReconcileRow(replay.QueueRow{QueueInfo: classicWell}, nodes)
+	if r.State != "down" || !strings.HasPrefix(r.Unavailable, "home node rabbitc3@localhost is down") {
+		t.Errorf("classic on a stopped node: %+v", r)
+	}
+	if got := replay.Reconcile(quorumOneDown, nil); !slices.Equal(got.Online, quorumOneDown.Online) {
+		t.Errorf("without nodes: %+v", got)
+	}
+}

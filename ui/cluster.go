@@ -85,6 +85,8 @@ func clusterFacts(nodes []broker.NodeInfo, rows []QueueRow, sel *QueueRow) (fact
 	if sel == nil {
 		return facts, warn
 	}
+	r := QueueRow(replay.ReconcileRow(replay.QueueRow(*sel), nodes))
+	sel = &r
 	if u := replay.Unavailable(sel.QueueInfo, sel.ParkingLot, name); u != "" {
 		return append(facts, "▸ "+u), true
 	}

@@ -65,6 +65,9 @@ func queuesRun(ctx context.Context, opts *QueuesOptions) error {
 		return err
 	}
 	v := QueuesView{Rows: rows, Conn: <-conn, Nodes: <-nodes}
+	for i := range v.Rows {
+		v.Rows[i] = replay.ReconcileRow(v.Rows[i], v.Nodes)
+	}
 	if opts.JSON() {
 		return WriteQueuesJSON(opts.IOStreams.Out, v)
 	}
