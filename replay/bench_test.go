@@ -121,6 +121,17 @@ func BenchmarkReplay(b *testing.B) {
 		moved := brokertest.Name(b, "moved")
 		brokertest.DeclareQueue(b, ch, moved, nil)
 
+		// CPU µs a message of each move, client and broker side (see
+		// brokertest.CPUTime), as information.
+		var cpu [3]struct{ client, broker []float64 }
+		costed := func(which int, move func()) {
+			c0, b0 := brokertest.CPUTime()
+			move()
+			c1, b1 := brokertest.CPUTime()
+			c, br := brokertest.CPUPerMessage(c0, b0, c1, b1, n)
+			cpu[which].client = append(cpu[which].client, c)
+			cpu[which].broker = append(cpu[which].broker, br)
+		}
 		replayRun := func(int) float64 {
 			t.seed(b, t.parking, n)
 			s, _ := openSession(b, replay.Config{})
@@ -128,7 +139,9 @@ func BenchmarkReplay(b *testing.B) {
 			defer cancel()
 			b.StartTimer()
 			start := time.Now()
-			res, err := s.Replay(ctx, replay.Options{Queue: t.parking, Select: replay.Selector{All: true}})
+			var res replay.Result
+			var err error
+			costed(0, func() { res, err = s.Replay(ctx, replay.Options{Queue: t.parking, Select: replay.Selector{All: true}}) })
 			took := time.Since(start)
 			b.StopTimer()
 			if err != nil {
@@ -143,13 +156,17 @@ func BenchmarkReplay(b *testing.B) {
 		}
 		rawRun := func(int) float64 {
 			t.seed(b, t.parking, n)
-			d := brokertest.RawPipelinedMove(b, t.parking, t.originEx, t.originKey, n, rawMovePrefetch, replay.DefaultWindow)
+			var d time.Duration
+			costed(1, func() {
+				d = brokertest.RawPipelinedMove(b, t.parking, t.originEx, t.originKey, n, rawMovePrefetch, replay.DefaultWindow)
+			})
 			t.checkMoved(b, ch, "raw move", t.originQ, n)
 			return brokertest.Rate(n, d)
 		}
 		shovelRun := func(int) float64 {
 			t.seed(b, t.parking, n)
-			d := brokertest.ShovelMove(b, t.parking, moved, n)
+			var d time.Duration
+			costed(2, func() { d = brokertest.ShovelMove(b, t.parking, moved, n) })
 			t.checkMoved(b, ch, "shovel move", moved, n)
 			return brokertest.Rate(n, d)
 		}
@@ -168,6 +185,9 @@ func BenchmarkReplay(b *testing.B) {
 		brokertest.BenchNote("replay: replay %s msg/s; raw move %s; shovel %s; naive %s",
 			brokertest.RoundFigures(r[0].Measured), brokertest.RoundFigures(r[0].Baseline),
 			brokertest.RoundFigures(r[1].Baseline), brokertest.RoundFigures(r[2].Baseline))
+		brokertest.BenchNote("replay: CPU µs a message, client: replay %s, raw move %s; broker ($PARKINGLOT_BENCH_BROKER_PID, -1: not set): replay %s, raw move %s, shovel %s",
+			brokertest.RoundFigures(cpu[0].client), brokertest.RoundFigures(cpu[1].client),
+			brokertest.RoundFigures(cpu[0].broker), brokertest.RoundFigures(cpu[1].broker), brokertest.RoundFigures(cpu[2].broker))
 	}
 }
 
