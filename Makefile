@@ -70,12 +70,14 @@ test-cluster: cluster build
 vet:
 	$(GO) vet ./...
 
-## bench: benchmarks against the real broker (DESIGN §6), each with its raw
-## baseline measured in the same run and process; one package at a time so
-## no two benchmarks share the broker. Each prints a figures line
-## (name  msgs  msg/s  baseline msg/s  ratio=X.XX); they are repeated at the
-## end with the machine, the broker version and the load. BENCH_BROKER=4.3
-## (or 4.0, system) picks the broker (.ci/brokers env NAME).
+## bench: benchmarks against the real broker (README, "Performance"), each
+## alternated with its raw baseline in the same process (A B A B …, 3 rounds
+## or $PARKINGLOT_BENCH_ROUNDS); one package at a time so no two benchmarks
+## share the broker. Each prints a figures line (name  msgs  median msg/s
+## median baseline msg/s  ratio=median (min–max, N pairs)); they are
+## repeated at the end with the machine, the broker version and the load.
+## BENCH_BROKER=4.3 (or 4.0, system) picks the broker (.ci/brokers env NAME);
+## PARKINGLOT_BENCH_BIG=1 adds the 1M-message lines.
 BENCH_BROKER ?= system
 BENCH_FIGURES := $(CURDIR)/bin/bench-figures.txt
 bench: broker brokers build
