@@ -64,7 +64,7 @@ test-on: build
 ## stops nodes
 test-cluster: cluster build
 	@set -e; t0=$$(date +%s); \
-	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags cluster -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/; \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags cluster -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/ ./ui/cli/; \
 	  echo "cluster (3 × RabbitMQ 4.3): failover tests $$(( $$(date +%s) - t0 )) s" | tee -a $(TIMES)
 
 vet:
