@@ -51,6 +51,20 @@ type conservationSpec struct {
 	// calls once the daemon consumes again elsewhere.
 	nodeStops int
 	stopNode  func(t *testing.T, connPrefix string) (restart func())
+
+	// daemons > 1 runs that many daemon processes on the one pipeline
+	// (cluster tests); kills, forced closes, broker restarts and alarms hit
+	// the first. Daemon i's command line starts with daemonArgs(i) (its
+	// --url). Once all consume, respread names a daemon to restart (SIGTERM,
+	// start again: nothing lost or repeated) until it answers false, e.g.
+	// until they are on different nodes. With several daemons a node stop
+	// is stopDaemonsNode: it stops a node, waits until the daemons that were
+	// on it consume again elsewhere, and returns a func that starts the
+	// node again.
+	daemons         int
+	daemonArgs      func(i int) []string
+	respread        func(t *testing.T, ds []*daemonProc) (restart int, again bool)
+	stopDaemonsNode func(t *testing.T, ds []*daemonProc) (restart func())
 }
 
 // TestConservationDaemonKill9 is the normal-suite variant: 2,000 messages on
@@ -118,8 +132,32 @@ func runConservation(t *testing.T, spec conservationSpec) {
 
 	hold := filepath.Join(t.TempDir(), "hold")
 	daemonArgs := []string{"daemon", "-f", file, "--exec", handler, ledger, hold}
-	d := startDaemon(t, c, daemonArgs...)
-	d.waitConsuming(t, 0, 60*time.Second)
+	argsOf := func(i int) []string {
+		if spec.daemonArgs == nil {
+			return daemonArgs
+		}
+		return append(spec.daemonArgs(i), daemonArgs...) // before "daemon": after --exec they are the handler's
+	}
+	ds := make([]*daemonProc, max(spec.daemons, 1))
+	for i := range ds {
+		ds[i] = startDaemon(t, c, argsOf(i)...)
+	}
+	for _, d := range ds {
+		d.waitConsuming(t, 0, 60*time.Second)
+	}
+	for tries := 0; spec.respread != nil; tries++ {
+		i, again := spec.respread(t, ds)
+		if !again {
+			break
+		}
+		if tries == 20 {
+			t.Fatal("the daemons are not spread as the test wants after 20 restarts")
+		}
+		ds[i].stop(t)
+		ds[i] = startDaemon(t, c, argsOf(i)...)
+		ds[i].waitConsuming(t, 0, 60*time.Second)
+	}
+	d := ds[0]
 	progress := &ledgerProgress{path: ledger}
 
 	// A fault lands after a random amount of work (a random number of newly
@@ -156,6 +194,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		kills++
 		d = startDaemon(t, c, daemonArgs...)
 		d.waitConsuming(t, 0, 60*time.Second)
+		ds[0] = d
 	}
 	prefix := "parkinglot daemon " + p.Name
 	m := brokertest.Management(t)
@@ -200,6 +239,12 @@ func runConservation(t *testing.T, spec conservationSpec) {
 			}
 		}()
 		beforeFault()
+		if spec.stopDaemonsNode != nil {
+			restart := spec.stopDaemonsNode(t, ds)
+			stops++
+			restart()
+			continue
+		}
 		from := d.log.len()
 		restart := spec.stopNode(t, prefix)
 		stops++
@@ -258,7 +303,10 @@ func runConservation(t *testing.T, spec conservationSpec) {
 			}
 			time.Sleep(100 * time.Millisecond) // polling queue depths and the ledger with a deadline
 		}
-		d.stop(t)
+		for _, d := range ds {
+			d.stop(t)
+		}
+		ds = ds[:1]
 		left := 0
 		for _, q := range work {
 			left += brokertest.Depth(t, ch, q)
@@ -271,6 +319,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		}
 		d = startDaemon(t, c, daemonArgs...)
 		d.waitConsuming(t, 0, 60*time.Second)
+		ds[0] = d
 	}
 
 	// Account for every id.
@@ -345,9 +394,10 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	// forwarded but not yet settled: at most the dead-letter worker's
 	// prefetch per delay queue.
 	// A blocked publish waits before it sends anything, so an alarm adds
-	// no duplicates.
+	// no duplicates. A node stop can strike every daemon (each holds at
+	// most prefetch deliveries).
 	faults := kills + forced + restarts + stops
-	bound := spec.prefetch * faults
+	bound := spec.prefetch * (faults + stops*(max(spec.daemons, 1)-1))
 	if spec.queueType == QueueQuorum {
 		// A stopped node's delay queue replicas: the same dead-letter window.
 		bound += (restarts + stops) * len(p.Retry.Delays) * dlxWorkerPrefetch(t)
@@ -361,8 +411,8 @@ func runConservation(t *testing.T, spec conservationSpec) {
 			nParked++
 		}
 	}
-	brokertest.Figures(t, "conservation: queue_type=%s messages=%d kills=%d forced_closes=%d broker_restarts=%d node_stops=%d alarms=%d (done while blocked %d) done=%d parked=%d missing=%d duplicates=%d (done_twice=%d parked_twice=%d done_and_parked=%d; bound %d) misfiled=%d outstanding_at_last_fault=%d prefetch=%d concurrency=%d duration=%s (publish %s, faults %s, broker away %s)",
-		spec.queueType, len(ids), kills, forced, restarts, stops, spec.alarms, blockedDone, nDone, nParked, missing, duplicates, dupDone, dupParked, doneAndParked, bound,
+	brokertest.Figures(t, "conservation: queue_type=%s%s messages=%d kills=%d forced_closes=%d broker_restarts=%d node_stops=%d alarms=%d (done while blocked %d) done=%d parked=%d missing=%d duplicates=%d (done_twice=%d parked_twice=%d done_and_parked=%d; bound %d) misfiled=%d outstanding_at_last_fault=%d prefetch=%d concurrency=%d duration=%s (publish %s, faults %s, broker away %s)",
+		spec.queueType, several(spec.daemons), len(ids), kills, forced, restarts, stops, spec.alarms, blockedDone, nDone, nParked, missing, duplicates, dupDone, dupParked, doneAndParked, bound,
 		len(misfiled), outstanding, spec.prefetch, spec.concurrency, time.Since(start).Round(100*time.Millisecond), published.Round(100*time.Millisecond),
 		faultsDone.Round(100*time.Millisecond), away.Round(100*time.Millisecond))
 
@@ -757,4 +807,12 @@ func (l *procLog) wait(s string, from int, timeout time.Duration, exited <-chan 
 			return 0, fmt.Errorf("no %q in the log within %v", s, timeout)
 		}
 	}
+}
+
+// several is " daemons=N" for a run with more than one daemon, else "".
+func several(daemons int) string {
+	if daemons > 1 {
+		return fmt.Sprintf(" daemons=%d", daemons)
+	}
+	return ""
 }

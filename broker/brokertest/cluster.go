@@ -111,17 +111,65 @@ func clusterUp() bool {
 // brokersScript runs .ci/brokers ARGS… from the repository root.
 func brokersScript(t testing.TB, timeout time.Duration, args ...string) {
 	t.Helper()
+	if err := runBrokers(timeout, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runBrokers runs .ci/brokers ARGS… from the repository root (any
+// goroutine: it does not fail the test itself).
+func runBrokers(timeout time.Duration, args ...string) error {
 	root, err := goModRoot()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(root, ".ci", "brokers"), args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf(".ci/brokers %s: %v\n%s", strings.Join(args, " "), err, out)
+		return fmt.Errorf(".ci/brokers %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	return nil
+}
+
+// StopNodes stops several nodes at once (two of three: the survivor is a
+// minority) and returns how long the stops took. The nodes are started
+// again when the test ends, together (StartCluster), unless StartCluster
+// ran first: a 4.3 node started alone while the others are down waits for
+// a majority.
+func StopNodes(t *testing.T, nodes ...ClusterNode) time.Duration {
+	t.Helper()
+	t.Cleanup(func() {
+		if !clusterUp() {
+			StartCluster(t)
+		}
+	})
+	start := time.Now()
+	errs := make(chan error, len(nodes))
+	for _, n := range nodes {
+		go func() { errs <- runBrokers(2*time.Minute, "stop", n.Name) }()
+	}
+	var failed []error
+	for range nodes {
+		if err := <-errs; err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 0 {
+		t.Fatal(errors.Join(failed...))
+	}
+	return time.Since(start)
+}
+
+// StartCluster starts every stopped node together (`.ci/brokers cluster`,
+// idempotent) and waits (bounded) until all three answer AMQP and their
+// management API and the cluster reports three running nodes.
+func StartCluster(t testing.TB) time.Duration {
+	t.Helper()
+	start := time.Now()
+	brokersScript(t, 10*time.Minute, "cluster")
+	return time.Since(start)
 }
 
 // StopNode stops one cluster node (its whole Erlang VM: every connection to
