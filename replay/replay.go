@@ -26,6 +26,10 @@ type Options struct {
 	// Window is how many messages may be in flight (published, not yet
 	// confirmed and removed); 0 is DefaultWindow.
 	Window int
+	// ConfirmTimeout: when the broker confirms nothing this long while
+	// messages are in flight, the run stops and reports them as outcome
+	// unknown (still parked); 0 is DefaultConfirmTimeout.
+	ConfirmTimeout time.Duration
 	// Progress receives events as the run goes (from several goroutines,
 	// one at a time).
 	Progress func(Event)
@@ -89,6 +93,9 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	r, err := s.newRun(EventReplayed, o.Rate, o.Window, o.Progress)
 	if err != nil {
 		return Result{}, err
+	}
+	if o.ConfirmTimeout > 0 {
+		r.confirmTimeout = o.ConfirmTimeout
 	}
 	defer r.close()
 	if _, merr := s.Management(ctx); merr != nil {

@@ -26,6 +26,16 @@ const DefaultWindow = 2048
 // what it already sent.
 const drainGrace = 30 * time.Second
 
+// DefaultConfirmTimeout is how long a run waits for the broker to confirm
+// anything while messages are in flight before it stops. A cluster that has
+// lost the majority of a quorum queue's members neither confirms nor
+// refuses (README, "Clusters"): the copies' outcome is unknown, and the
+// messages stay parked.
+const DefaultConfirmTimeout = 60 * time.Second
+
+// errOutcomeUnknown is why a message sent but never confirmed stays parked.
+var errOutcomeUnknown = errors.New("outcome unknown: sent, but the broker confirmed nothing before the run stopped (its copy may still arrive: at worst a duplicate); it is still parked")
+
 // run is one replay, edit or import: a producer of jobs (a browse pass or a
 // file), the publish loop (window, rate, confirms) and the committer (audit
 // log, then acks).
@@ -39,6 +49,8 @@ type run struct {
 	seed    maphash.Seed
 	stop    atomic.Bool // set with stopErr: the audit log failed, nothing more is removed
 	stopErr error
+	// confirmTimeout: see Options.ConfirmTimeout.
+	confirmTimeout time.Duration
 
 	// Only the producer goroutine touches sent: the loop guard.
 	sent map[string]bool
@@ -73,12 +85,13 @@ func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progres
 	}
 	r := &run{
 		s: s, tally: newTally(progress), audit: a, window: window, kind: kind,
-		seed:        maphash.MakeSeed(),
-		sent:        map[string]bool{},
-		outstanding: map[string][]pendingCopy{},
-		confirmed:   map[string][]pendingCopy{},
-		failedKeys:  map[string]int{},
-		finished:    map[string]bool{},
+		confirmTimeout: DefaultConfirmTimeout,
+		seed:           maphash.MakeSeed(),
+		sent:           map[string]bool{},
+		outstanding:    map[string][]pendingCopy{},
+		confirmed:      map[string][]pendingCopy{},
+		failedKeys:     map[string]int{},
+		finished:       map[string]bool{},
 	}
 	if ratePerSec > 0 {
 		r.limiter = rate.NewLimiter(rate.Limit(ratePerSec), 1)
@@ -263,12 +276,21 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 	rateTimer.Stop()
 	defer rateTimer.Stop()
 	var rateC <-chan time.Time
+	// stalled: nothing confirmed for confirmTimeout with messages in
+	// flight. progress is the last confirm, or the send that put the first
+	// message in flight.
+	stall := time.NewTimer(r.confirmTimeout)
+	defer stall.Stop()
+	stalled, progress := false, time.Now()
 	send := func(j *job) {
+		if pub.idle() {
+			progress = time.Now()
+		}
 		open.Add(1)
 		com.submit(pub.send(ctx, j))
 	}
 	jobsC := jobs
-	for ctx.Err() == nil && !r.stop.Load() {
+	for ctx.Err() == nil && !r.stop.Load() && !stalled {
 		if jobsC == nil && pending == nil && pub.idle() {
 			return nil
 		}
@@ -303,6 +325,17 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 				continue
 			}
 			com.submit(pub.confirmed(bg, c))
+			progress = time.Now()
+		case <-stall.C:
+			switch quiet := time.Since(progress); {
+			case pub.idle():
+				stall.Reset(r.confirmTimeout)
+			case quiet < r.confirmTimeout:
+				stall.Reset(r.confirmTimeout - quiet)
+			default:
+				stalled = true
+				r.tally.note(fmt.Sprintf("the broker confirmed nothing for %v with %d message(s) in flight (a cluster that lost its majority?): the run stopped; those messages are still parked, their copies' outcome unknown", r.confirmTimeout, len(pub.inflight)))
+			}
 		case <-com.released:
 		case <-ctx.Done():
 		}
@@ -311,14 +344,18 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 	if pending != nil {
 		left = append(left, pending)
 	}
-	r.drain(bg, pub, com)
+	grace := drainGrace
+	if stalled { // it waited confirmTimeout already
+		grace = 0
+	}
+	r.drain(bg, pub, com, grace)
 	return left
 }
 
 // drain waits (bounded) for the confirms of what is in flight, so an
 // interrupted run still removes what the broker confirmed.
-func (r *run) drain(ctx context.Context, pub *publisher, com *committer) {
-	grace := time.NewTimer(drainGrace)
+func (r *run) drain(ctx context.Context, pub *publisher, com *committer, wait time.Duration) {
+	grace := time.NewTimer(wait)
 	defer grace.Stop()
 	for !pub.idle() {
 		select {
@@ -332,7 +369,7 @@ func (r *run) drain(ctx context.Context, pub *publisher, com *committer) {
 			var out []settled
 			for t, f := range pub.inflight {
 				delete(pub.inflight, t)
-				out = append(out, settled{f.job, errors.New("not confirmed before the run was interrupted; it is still parked")})
+				out = append(out, settled{f.job, errOutcomeUnknown})
 			}
 			com.submit(out)
 			return

@@ -44,6 +44,9 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 			if err := checkRateWindow(opts.Rate, opts.Window); err != nil {
 				return err
 			}
+			if opts.ConfirmTimeout <= 0 {
+				return usagef("%w: --confirm-timeout %v: want a positive duration (e.g. 60s)", replay.ErrBadSelection, opts.ConfirmTimeout)
+			}
 			opts.Queue, opts.Select, opts.To, opts.Target = args[0], sel, to, target
 			if !cmd.Flags().Changed("rate") {
 				opts.Rate = f.Config.ParkingLots[opts.Queue].Rate
@@ -64,6 +67,7 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would go where, change nothing")
 	fl.BoolVar(&opts.Yes, "yes", false, "do not ask (needed without a terminal)")
 	fl.IntVar(&opts.Window, "window", replay.DefaultWindow, "messages in flight (published, not yet confirmed and removed)")
+	fl.DurationVar(&opts.ConfirmTimeout, "confirm-timeout", replay.DefaultConfirmTimeout, "stop when the broker confirms nothing this long with messages in flight (they stay parked, reported as outcome unknown)")
 	return cmd
 }
 
