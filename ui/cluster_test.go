@@ -57,7 +57,9 @@ func TestClusterFactsSingleNode(t *testing.T) {
 		Nodes: []broker.NodeInfo{{Name: "rabbit@localhost", Running: true}},
 	}
 	hs := newHarness(t, fb, "", 100, 20)
+	// The node and the queue list arrive in either order: wait for both.
 	hs.untilScreen("rabbit@localhost · amqp://")
+	hs.untilScreen("1 parking lot(s)")
 	scr := hs.screen()
 	if strings.Contains(scr, "▸ rabbit") || strings.Contains(scr, "online") {
 		t.Errorf("single node: node facts on the info line:\n%s", scr)
