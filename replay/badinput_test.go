@@ -309,6 +309,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "stream-queue-replay", code: 1, want: "it is a stream", setup: func(b *bx) []string {
 			q := b.queue("stream", amqp.Table{"x-queue-type": "stream"})
 			b.parkText(q, 1)
+			brokertest.WaitDepth(b.t, q, 1, 15*time.Second) // a stream's count lags its publishes
 			return []string{"replay", q, "--all", "--to", ":x", "--yes"}
 		}},
 		{name: "stream-queue-list-without-management", code: 1, want: "ready but the broker delivered none", setup: func(b *bx) []string {
