@@ -46,8 +46,10 @@ func declareBenchTopology(b *testing.B, ch *amqp.Channel) benchTopology {
 		originQ:   brokertest.Name(b, "main.queue"),
 	}
 	brokertest.DeclareExchange(b, ch, t.originEx, "direct")
-	brokertest.DeclareQueue(b, ch, t.originQ, nil)
-	brokertest.DeclareQueue(b, ch, t.parking, nil)
+	// Classic queues, or quorum ones with $PARKINGLOT_BENCH_QUEUE_TYPE
+	// (README, "Performance": make bench-cluster).
+	brokertest.DeclareQueue(b, ch, t.originQ, brokertest.BenchQueueArgs(b, false))
+	brokertest.DeclareQueue(b, ch, t.parking, brokertest.BenchQueueArgs(b, true))
 	bind(b, ch, t.originQ, t.originEx, t.originKey)
 	return t
 }
@@ -119,7 +121,8 @@ func BenchmarkReplay(b *testing.B) {
 		b.StopTimer()
 		t := declareBenchTopology(b, ch)
 		moved := brokertest.Name(b, "moved")
-		brokertest.DeclareQueue(b, ch, moved, nil)
+		brokertest.DeclareQueue(b, ch, moved, brokertest.BenchQueueArgs(b, false))
+		queues := brokertest.DescribeBenchQueue(b, t.parking)
 
 		// CPU µs a message of each move, client and broker side (see
 		// brokertest.CPUTime), as information.
@@ -179,9 +182,10 @@ func BenchmarkReplay(b *testing.B) {
 			return brokertest.Rate(nn, d)
 		}
 		r := brokertest.AlternateAll(b, rounds, replayRun, rawRun, shovelRun, naiveRun)
-		brokertest.BenchLine(b, fmt.Sprintf("replay-vs-raw-pipelined-move(window %d, prefetch %d)", replay.DefaultWindow, rawMovePrefetch), n, r[0], "")
-		brokertest.BenchLine(b, "replay-vs-shovel", n, r[1], "")
-		brokertest.BenchLine(b, fmt.Sprintf("replay-vs-naive(%d)", nn), n, r[2], "")
+		brokertest.BenchLine(b, queues.Name("replay-vs-raw-pipelined-move", fmt.Sprintf("window %d", replay.DefaultWindow), fmt.Sprintf("prefetch %d", rawMovePrefetch)), n, r[0], "")
+		brokertest.BenchLine(b, queues.Name("replay-vs-shovel"), n, r[1], "")
+		brokertest.BenchLine(b, queues.Name("replay-vs-naive", fmt.Sprint(nn)), n, r[2], "")
+		queues.Note("replay: the parking lot, its origin and the shovel's destination")
 		brokertest.BenchNote("replay: replay %s msg/s; raw move %s; shovel %s; naive %s",
 			brokertest.RoundFigures(r[0].Measured), brokertest.RoundFigures(r[0].Baseline),
 			brokertest.RoundFigures(r[1].Baseline), brokertest.RoundFigures(r[2].Baseline))

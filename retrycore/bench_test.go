@@ -26,8 +26,10 @@ const (
 	benchConcurrency = 16
 )
 
-// benchPipeline is a classic pipeline with unique names, prefetch 500 and
-// one delay tier of delay, deleted when the benchmark ends.
+// benchPipeline is a pipeline with unique names, prefetch 500 and one
+// delay tier of delay, deleted when the benchmark ends: classic, or quorum
+// with $PARKINGLOT_BENCH_QUEUE_TYPE=quorum (README, "Performance": make
+// bench-cluster), the raw baselines then consuming the same quorum queues.
 func benchPipeline(b *testing.B, delay time.Duration) Pipeline {
 	b.Helper()
 	concurrency := benchConcurrency
@@ -41,7 +43,7 @@ func benchPipeline(b *testing.B, delay time.Duration) Pipeline {
 	name := brokertest.Name(b, "")
 	p := Pipeline{
 		Name:           name,
-		QueueType:      QueueClassic,
+		QueueType:      brokertest.BenchQueueType(b),
 		Main:           MainPath{Exchange: name + ".main", Queue: name + ".main.queue", RoutingKey: "work"},
 		Retry:          RetryPath{Exchange: name + ".retry", RoutingKey: "retry", Delays: []Delay{NewDelay(delay)}},
 		Error:          ErrorPath{Exchange: name + ".error", Queue: name + ".dlq", RoutingKey: "error"},
@@ -152,9 +154,11 @@ func BenchmarkDaemonHappyPath(b *testing.B) {
 			brokertest.WaitDepth(b, p.Main.Queue, 0, time.Minute)
 			return brokertest.Rate(n, raw)
 		}
+		queues := brokertest.DescribeBenchQueue(b, p.Main.Queue)
 		r := brokertest.Alternate(b, rounds, daemonRun, rawRun)
-		brokertest.BenchLine(b, fmt.Sprintf("daemon-happy-vs-raw-consume-ack(prefetch %d, concurrency %d)", p.Prefetch, p.Concurrency), n, r, "")
+		brokertest.BenchLine(b, queues.Name("daemon-happy-vs-raw-consume-ack", fmt.Sprintf("prefetch %d", p.Prefetch), fmt.Sprintf("concurrency %d", p.Concurrency)), n, r, "")
 		brokertest.BenchNote("happy path: daemon %s msg/s; raw consume + ack %s msg/s", brokertest.RoundFigures(r.Measured), brokertest.RoundFigures(r.Baseline))
+		queues.Note("happy path: the pipeline's")
 	}
 }
 
@@ -209,12 +213,14 @@ func BenchmarkDaemonRetryPath(b *testing.B) {
 			brokertest.Purge(b, ch, p.Main.Queue)
 			return brokertest.Rate(n, took)
 		}
+		queues := brokertest.DescribeBenchQueue(b, p.Main.Queue)
 		r := brokertest.AlternateAll(b, rounds, daemonRun, loopRun, publishRun)
-		brokertest.BenchLine(b, fmt.Sprintf("daemon-retry-vs-raw-retry-loop(window %d, prefetch %d; daemon concurrency %d)", brokertest.BenchWindow, p.Prefetch, p.Concurrency),
+		brokertest.BenchLine(b, queues.Name("daemon-retry-vs-raw-retry-loop", fmt.Sprintf("window %d, prefetch %d; daemon concurrency %d", brokertest.BenchWindow, p.Prefetch, p.Concurrency)),
 			n, r[0], "")
-		brokertest.BenchLine(b, fmt.Sprintf("daemon-retry-vs-raw-confirmed-publish(window %d; information, no target)", brokertest.BenchWindow),
+		brokertest.BenchLine(b, queues.Name("daemon-retry-vs-raw-confirmed-publish", fmt.Sprintf("window %d; information, no target", brokertest.BenchWindow)),
 			n, r[1], "")
 		brokertest.BenchNote("retry path: daemon %s msg/s; raw retry loop %s msg/s; raw confirmed publish %s msg/s",
 			brokertest.RoundFigures(r[0].Measured), brokertest.RoundFigures(r[0].Baseline), brokertest.RoundFigures(r[1].Baseline))
+		queues.Note("retry path: the pipeline's")
 	}
 }
