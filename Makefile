@@ -88,6 +88,22 @@ bench: broker brokers build
 	  echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_FIGURES) 2>/dev/null || echo "(none written)"
 
+## bench-cluster: the replay and the daemon happy-path benchmarks (README,
+## "Performance") on quorum queues replicated over the three nodes of make
+## cluster (PARKINGLOT_BENCH_QUEUE_TYPE=quorum: the parking lot, the origin,
+## the shovel's destination and the main queue, shared by the measured runs
+## and their baselines); the clients connect to node 1 (.ci/brokers env
+## cluster-1). PARKINGLOT_BENCH_N and PARKINGLOT_BENCH_ROUNDS as for bench.
+BENCH_CLUSTER_FIGURES := $(CURDIR)/bin/bench-cluster-figures.txt
+.PHONY: bench-cluster
+bench-cluster: cluster build
+	@rm -f $(BENCH_CLUSTER_FIGURES)
+	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
+	@set -e; eval "$$(./.ci/brokers env cluster-1)"; \
+	  PARKINGLOT_BENCH_QUEUE_TYPE=quorum PARKINGLOT_FIGURES=$(BENCH_CLUSTER_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench '^Benchmark(Replay|DaemonHappyPath)$$' -benchtime 1x -timeout 60m ./replay/ ./retrycore/; \
+	  echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), $$(curl -s $$MANAGEMENT_URL/api/nodes | grep -o '"running":true' | wc -l) nodes running, clients on $${AMQP_URL#*@}, load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	@cat $(BENCH_CLUSTER_FIGURES) 2>/dev/null || echo "(none written)"
+
 ## fuzz: each fuzz target for a bounded time
 FUZZTIME ?= 20s
 fuzz:

@@ -40,9 +40,9 @@ func BenchQueueType(tb testing.TB) string {
 
 // BenchQueueArgs are the declare arguments of a benchmark's queue of
 // BenchQueueType: none for classic; `x-queue-type: quorum` for quorum (on
-// a cluster a quorum queue gets a replica on every node, up to
-// quorum_queue.initial_cluster_size or x-quorum-initial-group-size when
-// set: RabbitMQ docs, "Quorum Queues", "Replication factor"). A parking
+// the three-node cluster of `make cluster` it gets a replica on each node
+// by default: RabbitMQ docs, "Quorum Queues", replication factor;
+// DescribeBenchQueue reads back the replicas it got). A parking
 // lot also gets what retrycore declares for one (README, "The pipeline
 // file"): `x-delivery-limit: -1` on RabbitMQ 4.0+, which made 20 the
 // default.
