@@ -109,7 +109,7 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 		var sent []pending
 		for _, tag := range tags[from:min(from+refreshBatch, len(tags))] {
 			copyMsg := risky[tag].Clone()
-			delete(copyMsg.Headers, "x-delivery-count")
+			DropDeliveryHeaders(copyMsg.Headers)
 			dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", p.facts.Name,
 				true,  // mandatory: an unroutable copy must come back, not vanish
 				false, // immediate

@@ -7,9 +7,20 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// volatileHeaders change while a message sits in a queue (the broker adds
-// them on redelivery), so the content id leaves them out.
-var volatileHeaders = map[string]bool{"x-delivery-count": true}
+// IsDeliveryHeader reports whether k is one a quorum queue adds to each
+// delivery: x-delivery-count, and from RabbitMQ 4.3 x-acquired-count (every
+// hand-out, a browse's included). They change while a message sits in a
+// queue, so the content id leaves them out, and a copy published elsewhere
+// drops them (README, "The CLI" and "Headers").
+func IsDeliveryHeader(k string) bool {
+	return k == "x-delivery-count" || k == "x-acquired-count"
+}
+
+// DropDeliveryHeaders removes the delivery headers from h (a copy's).
+func DropDeliveryHeaders(h amqp.Table) {
+	delete(h, "x-delivery-count")
+	delete(h, "x-acquired-count")
+}
 
 // ID is the message's message_id; else, for a Celery task (task protocol
 // 2: a "task" header), its task id, the "id" header or else the
@@ -42,10 +53,10 @@ func celeryTaskID(m Message) string {
 func ContentID(body []byte, headers amqp.Table) string {
 	stable := headers
 	for k := range headers {
-		if volatileHeaders[k] {
+		if IsDeliveryHeader(k) {
 			stable = make(amqp.Table, len(headers))
 			for k2, v := range headers {
-				if !volatileHeaders[k2] {
+				if !IsDeliveryHeader(k2) {
 					stable[k2] = v
 				}
 			}

@@ -119,3 +119,20 @@ func TestIDCeleryTask(t *testing.T) {
 		t.Errorf("ID() of a task without ids = %q, want a content id", got)
 	}
 }
+
+// TestContentIDLeavesOutDeliveryCounters: a quorum queue adds
+// x-delivery-count and, from RabbitMQ 4.3, x-acquired-count to each
+// delivery (a browse's too); an id-less message must keep its id.
+func TestContentIDLeavesOutDeliveryCounters(t *testing.T) {
+	body := []byte(`{"order":42}`)
+	base := ContentID(body, amqp.Table{"x-last-error": "boom"})
+	for _, h := range []amqp.Table{
+		{"x-last-error": "boom", "x-delivery-count": int64(2)},
+		{"x-last-error": "boom", "x-acquired-count": int64(5)},
+		{"x-last-error": "boom", "x-delivery-count": int64(1), "x-acquired-count": int64(7)},
+	} {
+		if got := ContentID(body, h); got != base {
+			t.Errorf("headers %v: id %s, want %s", h, got, base)
+		}
+	}
+}

@@ -301,6 +301,7 @@ func ResetBudget(h amqp.Table) (reset []string) {
 	}
 	drop(HeaderRetryCount, HeaderRetryCount)
 	drop(HeaderDeliveryCount, HeaderDeliveryCount)
+	drop(HeaderAcquiredCount, HeaderAcquiredCount)
 
 	if r, ok := asTable(h[HeaderRascal]); ok {
 		r = broker.CloneTable(r)

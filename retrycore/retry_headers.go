@@ -18,11 +18,6 @@ type failure struct {
 	Err        string // x-last-error, already one line
 }
 
-// brokerOwnedHeaders are set by the broker for one queue's delivery; a copy
-// published elsewhere must not carry them (a stale x-delivery-count would
-// read as deliveries in the next queue).
-var brokerOwnedHeaders = []string{HeaderDeliveryCount}
-
 // retryHeaders returns the headers of the copy sent to the delay tier for
 // retry n (1-based): the original headers, x-retry-count = n, the error,
 // and the origin and first failure time unless already recorded.
@@ -48,9 +43,8 @@ func copyHeaders(in amqp.Table, f failure, now time.Time) amqp.Table {
 	if h == nil {
 		h = amqp.Table{}
 	}
-	for _, k := range brokerOwnedHeaders {
-		delete(h, k)
-	}
+	// Set by the broker for one queue's delivery: stale in the next queue.
+	broker.DropDeliveryHeaders(h)
 	h[HeaderLastError] = OneLine(f.Err)
 	setIfAbsent(h, HeaderOriginalExchange, f.Exchange)
 	setIfAbsent(h, HeaderOriginalRoutingKey, f.RoutingKey)
