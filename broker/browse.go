@@ -348,7 +348,10 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 			continue
 		}
 		if err := p.ch.Cancel(c.tag, false); err != nil {
-			return rep, fmt.Errorf("browse %s: the connection was lost; held messages return to the queue: %w", p.facts.Name, Explain(err))
+			// The channel is gone (the broker gives its deliveries back);
+			// closing it anyway frees it on a connection that lives on.
+			_ = p.ch.Close()
+			return rep, fmt.Errorf("browse %s: the channel was lost; held messages return to the queue: %w", p.facts.Name, Explain(err))
 		}
 	}
 	refreshed, err := p.refresh(ctx)

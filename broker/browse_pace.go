@@ -43,7 +43,10 @@ func (p *Pass) consume(ctx context.Context, prefetch int) (*consumer, error) {
 		return nil, fmt.Errorf("browse %s: qos: %w", p.facts.Name, Explain(err))
 	}
 	tag := p.tag + "-" + strconv.Itoa(len(p.consumers))
-	d, err := p.ch.ConsumeWithContext(ctx, p.facts.Name, tag,
+	// Not tied to ctx: amqp091-go would cancel the consumer by itself when
+	// ctx ends, racing the pass's own cancels and Close; the pass cancels
+	// every segment it started.
+	d, err := p.ch.ConsumeWithContext(context.WithoutCancel(ctx), p.facts.Name, tag,
 		false, // autoAck: hold every delivery
 		false, // exclusive
 		false, // noLocal

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/time/rate"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -283,11 +284,12 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 	defer stall.Stop()
 	stalled, progress := false, time.Now()
 	send := func(j *job) {
-		if pub.idle() {
-			progress = time.Now()
-		}
+		idle, reopens := pub.idle(), pub.reopens
 		open.Add(1)
 		com.submit(pub.send(ctx, j))
+		if idle || pub.reopens != reopens { // first in flight, or re-sent on a new connection
+			progress = time.Now()
+		}
 	}
 	jobsC := jobs
 	for ctx.Err() == nil && !r.stop.Load() && !stalled {
@@ -322,6 +324,7 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 		case c, ok := <-pub.confirmations():
 			if !ok {
 				com.submit(pub.lost(bg))
+				progress = time.Now() // in flight again on a new connection
 				continue
 			}
 			com.submit(pub.confirmed(bg, c))
@@ -333,8 +336,17 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 			case quiet < r.confirmTimeout:
 				stall.Reset(r.confirmTimeout - quiet)
 			default:
+				// A last look: confirms may wait behind this tick.
+				if c, ok := pollConfirm(pub); ok {
+					com.submit(pub.confirmed(bg, c))
+					progress = time.Now()
+					stall.Reset(r.confirmTimeout)
+					continue
+				}
 				stalled = true
-				r.tally.note(fmt.Sprintf("the broker confirmed nothing for %v with %d message(s) in flight (a cluster that lost its majority?): the run stopped; those messages are still parked, their copies' outcome unknown", r.confirmTimeout, len(pub.inflight)))
+				// Halted, not retried: another pass would only send another
+				// window into the same silence.
+				r.halt(fmt.Errorf("%w: the broker confirmed nothing for %v with %d message(s) in flight (a cluster that lost its majority?); those messages are still parked, their copies' outcome unknown", ErrNotAllDone, r.confirmTimeout, len(pub.inflight)))
 			}
 		case <-com.released:
 		case <-ctx.Done():
@@ -355,6 +367,13 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 // drain waits (bounded) for the confirms of what is in flight, so an
 // interrupted run still removes what the broker confirmed.
 func (r *run) drain(ctx context.Context, pub *publisher, com *committer, wait time.Duration) {
+	for !pub.idle() { // confirms already received count, whatever the grace
+		c, ok := pollConfirm(pub)
+		if !ok {
+			break
+		}
+		com.submit(pub.confirmed(ctx, c))
+	}
 	grace := time.NewTimer(wait)
 	defer grace.Stop()
 	for !pub.idle() {
@@ -374,6 +393,17 @@ func (r *run) drain(ctx context.Context, pub *publisher, com *committer, wait ti
 			com.submit(out)
 			return
 		}
+	}
+}
+
+// pollConfirm takes a confirmation that has already arrived, without
+// waiting (ok false: none, or the channel is gone).
+func pollConfirm(pub *publisher) (amqp.Confirmation, bool) {
+	select {
+	case c, ok := <-pub.confirmations():
+		return c, ok
+	default:
+		return amqp.Confirmation{}, false
 	}
 }
 
