@@ -414,6 +414,33 @@ func envCount(tb testing.TB, name string) (int, bool) {
 	return n, true
 }
 
+// rawPipe opens what a raw consume-and-republish loop needs: a consuming
+// channel with prefetch on a connection of its own, and a publishing
+// channel in confirm mode on another, with room for a whole window of
+// confirms (amqp091-go drops a confirm that waits on a full channel for
+// 5 s). The connections close when the test ends.
+func rawPipe(tb testing.TB, what string, prefetch, window int) (cch, pch *amqp.Channel, confirms <-chan amqp.Confirmation) {
+	tb.Helper()
+	cconn := RawDial(tb, what+" consume "+tb.Name())
+	tb.Cleanup(func() { _ = cconn.Close() })
+	pconn := RawDial(tb, what+" publish "+tb.Name())
+	tb.Cleanup(func() { _ = pconn.Close() })
+	cch, err := cconn.Channel()
+	if err != nil {
+		tb.Fatalf("open channel: %v", err)
+	}
+	if err := cch.Qos(prefetch, 0, false); err != nil {
+		tb.Fatalf("qos: %v", err)
+	}
+	if pch, err = pconn.Channel(); err != nil {
+		tb.Fatalf("open channel: %v", err)
+	}
+	if err := pch.Confirm(false); err != nil {
+		tb.Fatalf("confirm mode: %v", err)
+	}
+	return cch, pch, pch.NotifyPublish(make(chan amqp.Confirmation, window+1))
+}
+
 // RawRetryLoop is the retry path written with amqp091-go alone, as fast
 // as it goes: it consumes queue with prefetch; a delivery without the
 // header retriedHeader is published again to exchange/key with that header
@@ -424,25 +451,7 @@ func envCount(tb testing.TB, name string) (int, bool) {
 // message is retried once through a TTL tier that dead-letters it back.
 func RawRetryLoop(tb testing.TB, queue, exchange, key, retriedHeader string, n, prefetch, window int) time.Duration {
 	tb.Helper()
-	cconn := RawDial(tb, "retry consume "+tb.Name())
-	defer cconn.Close()
-	pconn := RawDial(tb, "retry publish "+tb.Name())
-	defer pconn.Close()
-	cch, err := cconn.Channel()
-	if err != nil {
-		tb.Fatalf("open channel: %v", err)
-	}
-	if err := cch.Qos(prefetch, 0, false); err != nil {
-		tb.Fatalf("qos: %v", err)
-	}
-	pch, err := pconn.Channel()
-	if err != nil {
-		tb.Fatalf("open channel: %v", err)
-	}
-	if err := pch.Confirm(false); err != nil {
-		tb.Fatalf("confirm mode: %v", err)
-	}
-	confirms := pch.NotifyPublish(make(chan amqp.Confirmation, window+1))
+	cch, pch, confirms := rawPipe(tb, "retry", prefetch, window)
 	returns := pch.NotifyReturn(make(chan amqp.Return, window+1))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

@@ -22,27 +22,7 @@ import (
 // benchmark on a nack or a lost channel.
 func RawPipelinedMove(tb testing.TB, src, exchange, key string, n, prefetch, window int) time.Duration {
 	tb.Helper()
-	cconn := RawDial(tb, "move consume "+tb.Name())
-	defer cconn.Close()
-	pconn := RawDial(tb, "move publish "+tb.Name())
-	defer pconn.Close()
-	cch, err := cconn.Channel()
-	if err != nil {
-		tb.Fatalf("open channel: %v", err)
-	}
-	if err := cch.Qos(prefetch, 0, false); err != nil {
-		tb.Fatalf("qos: %v", err)
-	}
-	pch, err := pconn.Channel()
-	if err != nil {
-		tb.Fatalf("open channel: %v", err)
-	}
-	if err := pch.Confirm(false); err != nil {
-		tb.Fatalf("confirm mode: %v", err)
-	}
-	// A whole window fits: amqp091-go drops a confirm that waits on a full
-	// channel for 5s.
-	confirms := pch.NotifyPublish(make(chan amqp.Confirmation, window+1))
+	cch, pch, confirms := rawPipe(tb, "move", prefetch, window)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
