@@ -212,7 +212,9 @@ func TestClusterReplayLeaderStop(t *testing.T) {
 
 // TestClusterBrowseLeaderStop lists a 5,000-message quorum parking lot
 // (`list -o json`) over and over while its leader is stopped: every run
-// that succeeds sees every message, and the queue keeps them all.
+// sees every message, except one whose own connection was on the stopped
+// node, which ends with the one-line "connection lost" error; the queue
+// keeps them all.
 func TestClusterBrowseLeaderStop(t *testing.T) {
 	const n = 5000
 	brokertest.UseCluster(t)
@@ -227,7 +229,7 @@ func TestClusterBrowseLeaderStop(t *testing.T) {
 	stopped := make(chan time.Duration, 1)
 	go func() { stopped <- stopNodeNoFatal(t, leader) }()
 	t.Cleanup(func() { brokertest.StartNode(t, leader) })
-	runs, during, failures := 0, 0, 0
+	runs, during, failures, interrupted := 0, 0, 0, 0
 	var took time.Duration
 	for finished := false; !finished || runs < 1; {
 		select {
@@ -250,7 +252,15 @@ func TestClusterBrowseLeaderStop(t *testing.T) {
 				ids[s.ID] = true
 			}
 		}
-		if code != 0 || len(ids) != n {
+		switch {
+		case code == 0 && len(ids) == n:
+		case code == 1 && strings.Count(strings.TrimSpace(r.stderr.String()), "\n") == 0 &&
+			strings.Contains(r.stderr.String(), "connection to the broker lost; held messages return to the queue"):
+			// The run's own connection was on the stopped node: it ends
+			// with one line saying so, having taken nothing (checked below:
+			// every message still parked); the next run goes to another.
+			interrupted++
+		default:
 			failures++
 			t.Errorf("list run %d (node stop under way: %v): exit %d, %d of %d ids\nstderr: %s", runs, !finished, code, len(ids), n, r.stderr.String())
 		}
@@ -262,8 +272,8 @@ func TestClusterBrowseLeaderStop(t *testing.T) {
 		t.Fatal("stopping the leader failed")
 	}
 	left := clusterDepth(t, q)
-	brokertest.Figures(t, "cluster browse, quorum leader %s stopped (stop %v): list runs=%d (%d while the node was stopping) failed=%d messages=%d still_in_queue=%d lost=%d",
-		leader.Node, took.Round(time.Millisecond), runs, during, failures, n, left, n-left)
+	brokertest.Figures(t, "cluster browse, quorum leader %s stopped (stop %v): list runs=%d (%d while the node was stopping) complete=%d interrupted_by_their_node=%d failed=%d messages=%d still_in_queue=%d lost=%d",
+		leader.Node, took.Round(time.Millisecond), runs, during, runs-interrupted-failures, interrupted, failures, n, left, n-left)
 	if left != n {
 		t.Errorf("%d messages in the parking lot after browsing, want %d", left, n)
 	}
