@@ -32,7 +32,15 @@ func benchModel(b *testing.B, n int) *Model {
 			Origin: origin, Group: retrycore.GroupKey(errText), ParkedAt: testNow.Add(-time.Duration(i) * time.Second),
 		})
 	}
-	s.data.add(batch)
+	idx, err := newMsgIndex()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.data.close()
+	s.data = idx
+	if err := s.data.add(batch); err != nil {
+		b.Fatal(err)
+	}
 	s.loaded = true
 	s.rebuild()
 	return m

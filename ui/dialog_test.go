@@ -22,7 +22,7 @@ func TestReplayOneShowsPlanAndReplays(t *testing.T) {
 	hs.press("enter")
 	hs.until("dialog closed", func() bool { return hs.m.dialog == nil })
 	hs.untilScreen("✓ replayed 1")
-	hs.until("reloaded", func() bool { return hs.loaded() && len(hs.messages().data.all) == 6 })
+	hs.until("reloaded", func() bool { return hs.loaded() && hs.messages().data.len() == 6 })
 	if ids := hs.fb.ids("demo.error.dlq"); len(ids) != 6 || ids[0] != "pay-0002" {
 		t.Fatalf("left in the lot: %v", ids)
 	}
@@ -111,7 +111,7 @@ func TestBulkReplayProgressAndCancel(t *testing.T) {
 		t.Fatal("a cancelled run should stay open with its outcome")
 	}
 	hs.press("enter")
-	hs.until("closed and reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 5 })
+	hs.until("closed and reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && hs.messages().data.len() == 5 })
 	hs.untilScreen("⚠ cancelled: replayed 2")
 }
 
@@ -129,7 +129,7 @@ func TestReplayFailuresAreReported(t *testing.T) {
 		t.Fatalf("failure list missing:\n%s", hs.screen())
 	}
 	hs.press("esc")
-	hs.until("reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 1 })
+	hs.until("reloaded", func() bool { return hs.m.dialog == nil && hs.loaded() && hs.messages().data.len() == 1 })
 }
 
 func TestEditWithFailingValidation(t *testing.T) {
@@ -217,7 +217,7 @@ func TestActionFromMessageScreenGoesBack(t *testing.T) {
 	hs.press("enter")
 	hs.until("back on the list", func() bool {
 		_, onList := hs.m.top().(*messagesScreen)
-		return onList && hs.m.dialog == nil && hs.loaded() && len(hs.messages().data.all) == 6
+		return onList && hs.m.dialog == nil && hs.loaded() && hs.messages().data.len() == 6
 	})
 }
 

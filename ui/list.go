@@ -22,8 +22,8 @@ type messagesScreen struct {
 	c     *common
 	queue string
 
-	data    *msgData
-	pending *msgData // a reload streams here and replaces data when done
+	data    *msgIndex
+	pending *msgIndex // a reload streams here and replaces data when done
 	source  *queueSource
 	feed    *feed
 	loading bool
@@ -41,11 +41,11 @@ type messagesScreen struct {
 	grouped   bool
 	openGroup string // the group opened from the grouped view
 	groupPos  int    // the grouped view's cursor, restored on esc
-	selected  map[string]bool
+	selected  selection
 
-	rows    []int      // flat view: indices into data.all
+	rows    []int32    // flat view: indices into data
 	groups  []msgGroup // grouped view
-	builtAt int        // len(data.all) when rows or groups were last computed
+	builtAt int        // data.len() when rows or groups were last computed
 	list    vlist
 	width   int
 }
@@ -57,8 +57,8 @@ func newMessagesScreen(c *common, queue string) *messagesScreen {
 	ti.CharLimit = 256
 	ti.Cursor.SetMode(cursor.CursorStatic) // no blink timer: fewer redraws, stable screens
 	m := &messagesScreen{
-		c: c, queue: queue, data: &msgData{}, source: &queueSource{},
-		filter: ti, selected: map[string]bool{},
+		c: c, queue: queue, data: emptyIndex(), source: &queueSource{},
+		filter: ti,
 	}
 	m.SetSize(c.width, c.height)
 	return m
@@ -72,11 +72,17 @@ func (m *messagesScreen) load() tea.Cmd {
 	if m.feed != nil {
 		m.feed.abandon()
 	}
-	m.pending = nil
+	m.dropPending()
+	idx, err := newMsgIndex()
+	if err != nil {
+		m.feed, m.loading, m.loadErr, m.stopped = nil, false, err, false
+		return status(statusError, "browse "+m.queue+": "+err.Error())
+	}
 	if m.loaded {
-		m.pending = &msgData{}
+		m.pending = idx
 	} else {
-		m.data = &msgData{}
+		m.data.close()
+		m.data = idx
 		m.rebuild()
 	}
 	f, cmd := startBrowse(m.c, m.queue, m.expr)
@@ -95,8 +101,18 @@ func (m *messagesScreen) stopLoading() {
 	m.loading = false
 }
 
+// dropPending forgets a reload that has not finished.
+func (m *messagesScreen) dropPending() {
+	if m.pending != nil {
+		m.pending.close()
+		m.pending = nil
+	}
+}
+
 func (m *messagesScreen) Close() {
 	m.stopLoading()
+	m.dropPending()
+	m.data.close()
 	if m.source.src != nil {
 		_ = m.source.src.Close()
 		m.source.src = nil
@@ -125,11 +141,19 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if msg.f != m.feed {
 			return m, nil
 		}
+		into := m.data
 		if m.pending != nil {
-			m.pending.add(msg.batch)
-		} else {
-			from := len(m.data.all)
-			m.data.add(msg.batch)
+			into = m.pending
+		}
+		from := m.data.len()
+		if err := into.add(msg.batch); err != nil {
+			m.stopLoading()
+			m.stopped = false
+			m.dropPending()
+			m.loadErr = err
+			return m, status(statusError, "browse "+m.queue+": "+err.Error())
+		}
+		if m.pending == nil {
 			m.grow(from)
 		}
 		return m, m.feed.next()
@@ -162,16 +186,23 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 		if msg.res.Messages != nil {
 			_ = msg.res.Messages.Close()
 		}
-		m.pending = nil
+		m.dropPending()
 		return status(statusError, "browse "+m.queue+": "+msg.err.Error())
 	}
 	if m.pending != nil {
-		keep := m.cursorID()
+		keep := ""
+		if i, ok := m.currentIndex(); ok {
+			keep, _ = m.data.id(i)
+		}
+		old := m.data
 		m.data, m.pending = m.pending, nil
-		m.pruneSelection()
+		m.carrySelection(old)
+		old.close()
 		m.rebuild()
-		m.seek(keep)
-	} else if m.builtAt != len(m.data.all) {
+		if keep != "" {
+			m.seekIndex(m.data.find(keep))
+		}
+	} else if m.builtAt != m.data.len() {
 		m.resort() // the order or the groups were approximate while streaming
 	}
 	if m.source.src != nil {
@@ -181,7 +212,7 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 	m.facts, m.report, m.loaded = msg.res.Facts, msg.res.Report, true
 	var depth tea.Cmd
 	if m.expr == "" {
-		n := len(m.data.all)
+		n := m.data.len()
 		depth = func() tea.Msg { return depthMsg{queue: m.queue, n: n} }
 	}
 	if m.report.Refreshed > 0 {
@@ -193,14 +224,18 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 // rebuild recomputes the visible rows after the data, filter, sort or
 // grouping changed.
 func (m *messagesScreen) rebuild() {
-	m.builtAt = len(m.data.all)
+	m.builtAt = m.data.len()
+	var err error
 	if m.grouped {
-		m.groups = m.data.groups(m.filter.Value())
+		m.groups, err = m.data.groupsOf(m.filter.Value())
 		m.list.setCount(len(m.groups))
-		return
+	} else {
+		m.rows, err = m.data.view(m.filter.Value(), m.openGroup, m.sort, m.reverse)
+		m.list.setCount(len(m.rows))
 	}
-	m.rows = m.data.view(m.filter.Value(), m.openGroup, m.sort, m.reverse)
-	m.list.setCount(len(m.rows))
+	if err != nil {
+		m.loadErr = err // shown in the list's place: the rows may be incomplete
+	}
 }
 
 // grow folds newly streamed summaries (from index from on) into the view
@@ -209,17 +244,15 @@ func (m *messagesScreen) rebuild() {
 // and once when the browse ends — O(n log n) in all, not per batch.
 func (m *messagesScreen) grow(from int) {
 	if !m.grouped && m.sort == sortQueue && !m.reverse {
-		filter := strings.ToLower(m.filter.Value())
-		for i := from; i < len(m.data.all); i++ {
-			if m.data.matches(i, filter, m.openGroup) {
-				m.rows = append(m.rows, i)
-			}
+		err := m.data.match(int32(from), strings.ToLower(m.filter.Value()), m.openGroup, func(i int32) { m.rows = append(m.rows, i) })
+		if err != nil {
+			m.loadErr = err
 		}
-		m.builtAt = len(m.data.all)
+		m.builtAt = m.data.len()
 		m.list.setCount(len(m.rows))
 		return
 	}
-	if len(m.data.all) >= 2*m.builtAt {
+	if m.data.len() >= 2*m.builtAt {
 		m.resort()
 	}
 }
@@ -260,7 +293,7 @@ func (m *messagesScreen) setExpr(expr string) tea.Cmd {
 	m.filter.SetValue("")
 	m.expr = expr
 	m.loaded = false // a different set: stream it in afresh
-	m.selected = map[string]bool{}
+	m.selected.clear()
 	m.list.top()
 	return m.load()
 }
@@ -312,8 +345,8 @@ func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 // opened group, grouping; then it leaves the screen.
 func (m *messagesScreen) back() tea.Cmd {
 	switch {
-	case len(m.selected) > 0:
-		m.selected = map[string]bool{}
+	case m.selected.len() > 0:
+		m.selected.clear()
 	case m.filter.Value() != "":
 		m.filter.SetValue("")
 		m.rebuild()
@@ -333,9 +366,9 @@ func (m *messagesScreen) back() tea.Cmd {
 }
 
 func (m *messagesScreen) resort() {
-	keep := m.cursorID()
+	keep, ok := m.currentIndex()
 	m.rebuild()
-	m.seek(keep)
+	m.seekIndex(keep, ok)
 }
 
 func (m *messagesScreen) toggleGroups() {

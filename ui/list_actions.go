@@ -20,21 +20,25 @@ import (
 func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 	k := m.c.keys
 	var what string
-	var ids []string
+	var idx []int32
 	switch {
 	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.Edit):
-		what, ids = m.underCursor()
+		what, idx = m.underCursor()
 	case key.Matches(msg, k.Delete):
-		if what, ids = m.chosen(); ids == nil {
-			what, ids = m.underCursor()
+		if what, idx = m.chosen(); idx == nil {
+			what, idx = m.underCursor()
 		}
 	default: // R, x
-		if what, ids = m.chosen(); ids == nil {
-			what, ids = m.shown()
+		if what, idx = m.chosen(); idx == nil {
+			what, idx = m.shown()
 		}
 	}
-	if len(ids) == 0 {
+	if len(idx) == 0 {
 		return status(statusInfo, "nothing to act on here")
+	}
+	ids, err := m.data.ids(idx)
+	if err != nil {
+		return status(statusError, err.Error())
 	}
 	// Messages may share an id (parked twice); replay acts on one copy
 	// per id and pass, and the dialog says so.
@@ -60,63 +64,45 @@ func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 }
 
 // underCursor is the message (or, grouped, the group) under the cursor.
-func (m *messagesScreen) underCursor() (string, []string) {
+func (m *messagesScreen) underCursor() (string, []int32) {
 	if g, ok := m.currentGroup(); ok {
-		return m.groupWhat(g), m.groupIDs(g)
+		return m.groupWhat(g), g.Indices
 	}
-	if s, ok := m.current(); ok {
-		return "message " + clean(s.ID), []string{s.ID}
+	if i, ok := m.currentIndex(); ok {
+		id, err := m.data.id(i)
+		if err != nil {
+			id = "?"
+		}
+		return "message " + clean(id), []int32{i}
 	}
 	return "", nil
 }
 
-// chosen is the selection; or, on a group row, that group; or nothing.
-func (m *messagesScreen) chosen() (string, []string) {
-	if len(m.selected) > 0 {
-		ids := make([]string, 0, len(m.selected))
-		for _, i := range m.orderedAll() {
-			if id := m.data.all[i].ID; m.selected[id] {
-				ids = append(ids, id)
-			}
-		}
-		return fmt.Sprintf("%d selected message(s)", len(dedupe(ids))), ids
+// chosen is the selection (in queue order); or, on a group row, that
+// group; or nothing.
+func (m *messagesScreen) chosen() (string, []int32) {
+	if m.selected.len() > 0 {
+		return fmt.Sprintf("%d selected message(s)", m.selected.len()), m.selected.indices()
 	}
 	if g, ok := m.currentGroup(); ok {
-		return m.groupWhat(g), m.groupIDs(g)
+		return m.groupWhat(g), g.Indices
 	}
 	return "", nil
 }
 
 // shown is every message the list shows.
-func (m *messagesScreen) shown() (string, []string) {
-	ids := m.shownIDs()
-	n := len(ids)
+func (m *messagesScreen) shown() (string, []int32) {
+	idx := m.shownIndices()
+	n := len(idx)
 	switch {
 	case m.openGroup != "" && m.filter.Value() == "":
-		return fmt.Sprintf("group “%s” (%d messages)", cut(clean(m.openGroup), 40), n), ids
+		return fmt.Sprintf("group “%s” (%d messages)", cut(clean(m.openGroup), 40), n), idx
 	case m.filter.Value() != "" || m.openGroup != "":
-		return fmt.Sprintf("%d message(s) matching “%s”", n, cut(clean(m.filter.Value()), 30)), ids
+		return fmt.Sprintf("%d message(s) matching “%s”", n, cut(clean(m.filter.Value()), 30)), idx
 	}
-	return fmt.Sprintf("all %d message(s) shown", n), ids
+	return fmt.Sprintf("all %d message(s) shown", n), idx
 }
 
 func (m *messagesScreen) groupWhat(g msgGroup) string {
 	return fmt.Sprintf("group “%s” (%d messages)", cut(clean(g.Key), 40), len(g.Indices))
-}
-
-func (m *messagesScreen) groupIDs(g msgGroup) []string {
-	ids := make([]string, 0, len(g.Indices))
-	for _, i := range g.Indices {
-		ids = append(ids, m.data.all[i].ID)
-	}
-	return ids
-}
-
-// orderedAll is every index in queue order (the selection keeps it).
-func (m *messagesScreen) orderedAll() []int {
-	idx := make([]int, len(m.data.all))
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

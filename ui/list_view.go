@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
-
-	"github.com/parkinglot/parkinglot/replay"
 )
 
 // columns are the message list's widths for one terminal width.
@@ -60,7 +58,7 @@ func (m *messagesScreen) View() string {
 		if m.grouped {
 			line = m.groupRow(m.groups[i], cols, now, !atCursor)
 		} else {
-			line = m.messageRow(m.data.all[m.rows[i]], cols, now, !atCursor)
+			line = m.messageRow(m.rows[i], cols, now, !atCursor)
 		}
 		if atCursor {
 			// Plain text inside: a nested style's reset would end the
@@ -83,7 +81,7 @@ func (m *messagesScreen) emptyText() string {
 		return "  Loading…"
 	case m.loadErr != nil:
 		return "  " + clean(m.loadErr.Error()) + " — ctrl+r to try again"
-	case len(m.data.all) == 0:
+	case m.data.len() == 0:
 		return "  The queue is empty."
 	default:
 		return "  No message matches the filter."
@@ -92,10 +90,14 @@ func (m *messagesScreen) emptyText() string {
 
 // messageRow is one message, exactly m.width cells wide; it starts with a
 // space that the cursor mark replaces.
-func (m *messagesScreen) messageRow(s replay.Summary, c columns, now time.Time, styled bool) string {
+func (m *messagesScreen) messageRow(i int32, c columns, now time.Time, styled bool) string {
 	mark := " "
-	if m.selected[s.ID] {
+	if m.selected.has(i) {
 		mark = m.selMark(styled)
+	}
+	s, err := m.data.summary(i)
+	if err != nil {
+		return " " + mark + pad(clean(err.Error()), m.width-2)
 	}
 	origin := originText(s)
 	errText := clean(s.Facts.Error)
@@ -115,7 +117,7 @@ func (m *messagesScreen) groupRow(g msgGroup, c columns, now time.Time, styled b
 	mark := " "
 	sel := 0
 	for _, i := range g.Indices {
-		if m.selected[m.data.all[i].ID] {
+		if m.selected.has(i) {
 			sel++
 		}
 	}
@@ -175,7 +177,7 @@ func (m *messagesScreen) FullHelp() [][]key.Binding {
 func (m *messagesScreen) infoLine() string {
 	st := m.c.styles
 	var parts []string
-	n := len(m.data.all)
+	n := m.data.len()
 	switch {
 	case m.grouped:
 		parts = append(parts, fmt.Sprintf("%d groups of %d messages", len(m.groups), n))
@@ -197,12 +199,12 @@ func (m *messagesScreen) infoLine() string {
 	if m.expr != "" {
 		parts = append(parts, st.Info.Render("expr: "+clean(m.expr)))
 	}
-	if len(m.selected) > 0 {
-		parts = append(parts, st.Selected.Render(fmt.Sprintf("%d selected", len(m.selected))))
+	if m.selected.len() > 0 {
+		parts = append(parts, st.Selected.Render(fmt.Sprintf("%d selected", m.selected.len())))
 	}
 	switch {
 	case m.loading && m.pending != nil:
-		parts = append(parts, st.Info.Render(fmt.Sprintf("reloading… %d", len(m.pending.all))))
+		parts = append(parts, st.Info.Render(fmt.Sprintf("reloading… %d", m.pending.len())))
 	case m.loading:
 		parts = append(parts, st.Info.Render("loading…"))
 	case m.stopped:

@@ -1,13 +1,10 @@
 package ui
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/charmbracelet/x/ansi"
-
-	"github.com/parkinglot/parkinglot/replay"
 )
 
 // sortMode orders the message list; `s` cycles through them, `S` reverses.
@@ -25,109 +22,100 @@ func (m sortMode) String() string {
 	return [...]string{"queue order", "age", "error", "origin"}[m]
 }
 
-// msgData is one browse's summaries and the text the filter searches. It
-// only grows while the browse streams; a reload replaces it.
-type msgData struct {
-	all []replay.Summary
-	hay []string // lower case: id, error, origin, routing key, group
-	// The widest id and origin, so columns are no wider than needed.
-	idWidth, originWidth int
-}
-
-func (d *msgData) add(batch []replay.Summary) {
-	for _, s := range batch {
-		origin := originText(s)
-		d.all = append(d.all, s)
-		d.hay = append(d.hay, strings.ToLower(s.ID+"\x00"+s.Facts.Error+"\x00"+origin+"\x00"+s.RoutingKey+"\x00"+s.Group))
-		d.idWidth = max(d.idWidth, ansi.StringWidth(clean(s.ID)))
-		d.originWidth = max(d.originWidth, ansi.StringWidth(origin))
-	}
-}
-
-// matches reports whether summary i passes the filter (lower case) and
-// belongs to group ("" any).
-func (d *msgData) matches(i int, filter, group string) bool {
-	if group != "" && d.all[i].Group != group {
-		return false
-	}
-	return filter == "" || strings.Contains(d.hay[i], filter)
-}
-
-// view returns the indices of the summaries that pass, in the sort order.
-func (d *msgData) view(filter, group string, mode sortMode, reverse bool) []int {
-	filter = strings.ToLower(filter)
-	idx := make([]int, 0, len(d.all))
-	for i := range d.all {
-		if d.matches(i, filter, group) {
-			idx = append(idx, i)
-		}
-	}
+// view returns the messages that pass the filter (lower case here) and
+// belong to group ("" any), in the sort order.
+func (d *msgIndex) view(filter, group string, mode sortMode, reverse bool) ([]int32, error) {
+	idx := make([]int32, 0, len(d.ents))
+	err := d.match(0, strings.ToLower(filter), group, func(i int32) { idx = append(idx, i) })
 	d.sortIdx(idx, mode, reverse)
-	return idx
+	return idx, err
 }
 
-func (d *msgData) sortIdx(idx []int, mode sortMode, reverse bool) {
-	var less func(a, b int) bool
+// sortIdx sorts on the compact entries alone: ages are numbers, and
+// errors and origins compare by their rank among the distinct ones. An
+// error sorts by its group's text (retrycore.GroupKey: the error with its
+// numbers and ids masked), so equal errors stay together, in queue order.
+func (d *msgIndex) sortIdx(idx []int32, mode sortMode, reverse bool) {
+	var cmp func(a, b int32) int
 	switch mode {
 	case sortAge:
-		less = func(a, b int) bool {
-			ta, tb := d.all[a].ParkedAt, d.all[b].ParkedAt
-			if ta.IsZero() != tb.IsZero() {
-				return tb.IsZero() // unknown times last
+		cmp = func(a, b int32) int {
+			ta, tb := d.ents[a].parked, d.ents[b].parked
+			if (ta == 0) != (tb == 0) {
+				if ta == 0 {
+					return 1 // unknown times last
+				}
+				return -1
 			}
-			return ta.Before(tb)
+			return cmpInt(ta, tb)
 		}
 	case sortError:
-		less = func(a, b int) bool { return d.all[a].Facts.Error < d.all[b].Facts.Error }
+		rank := d.groups.ranks()
+		cmp = func(a, b int32) int { return cmpInt(rank[d.ents[a].group], rank[d.ents[b].group]) }
 	case sortOrigin:
-		less = func(a, b int) bool { return originText(d.all[a]) < originText(d.all[b]) }
+		rank := d.origins.ranks()
+		cmp = func(a, b int32) int { return cmpInt(rank[d.ents[a].origin], rank[d.ents[b].origin]) }
 	default:
-		less = func(a, b int) bool { return a < b }
+		if reverse {
+			slices.Reverse(idx)
+		}
+		return
 	}
 	if reverse {
-		l := less
-		less = func(a, b int) bool { return l(b, a) }
+		c := cmp
+		cmp = func(a, b int32) int { return c(b, a) }
 	}
-	sort.SliceStable(idx, func(i, j int) bool { return less(idx[i], idx[j]) })
+	// Ties keep the queue order (idx arrives in it), reversed or not.
+	slices.SortStableFunc(idx, cmp)
+}
+
+func cmpInt[T int64 | uint32](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // msgGroup is one distinct (normalised) error with its messages.
 type msgGroup struct {
 	Key     string // Summary.Group
-	Sample  string // one real error text of the group
-	Indices []int
+	Indices []int32
 	Newest  time.Time
 	Origins []string // distinct origins, at most three
 	More    bool     // more origins than listed
 }
 
-// groups folds the filtered messages into error groups, largest first.
-func (d *msgData) groups(filter string) []msgGroup {
-	filter = strings.ToLower(filter)
-	byKey := map[string]int{}
+// groupsOf folds the filtered messages into error groups, largest first.
+func (d *msgIndex) groupsOf(filter string) ([]msgGroup, error) {
+	slot := map[uint32]int{}
 	var gs []msgGroup
-	for i := range d.all {
-		if !d.matches(i, filter, "") {
-			continue
-		}
-		s := d.all[i]
-		n, ok := byKey[s.Group]
+	var newest []int64
+	err := d.match(0, strings.ToLower(filter), "", func(i int32) {
+		e := d.ents[i]
+		n, ok := slot[e.group]
 		if !ok {
 			n = len(gs)
-			byKey[s.Group] = n
-			gs = append(gs, msgGroup{Key: s.Group, Sample: s.Facts.Error})
+			slot[e.group] = n
+			gs = append(gs, msgGroup{Key: d.groups.names[e.group]})
+			newest = append(newest, 0)
 		}
 		g := &gs[n]
 		g.Indices = append(g.Indices, i)
-		if s.ParkedAt.After(g.Newest) {
-			g.Newest = s.ParkedAt
-		}
-		if o := originText(s); !contains(g.Origins, o) {
+		newest[n] = max(newest[n], e.parked)
+		if o := d.origins.names[e.origin]; !contains(g.Origins, o) {
 			if len(g.Origins) < 3 {
 				g.Origins = append(g.Origins, o)
 			} else {
 				g.More = true
 			}
+		}
+	})
+	for n := range gs {
+		if newest[n] != 0 {
+			gs[n].Newest = time.Unix(0, newest[n])
 		}
 	}
 	sort.SliceStable(gs, func(i, j int) bool {
@@ -136,7 +124,7 @@ func (d *msgData) groups(filter string) []msgGroup {
 		}
 		return gs[i].Key < gs[j].Key
 	})
-	return gs
+	return gs, err
 }
 
 func contains(xs []string, x string) bool {

@@ -112,8 +112,14 @@ func TestSortCycles(t *testing.T) {
 	}
 	hs.press("S", "s") // error
 	hs.press("home")
-	if first() != "pay-0007" { // "amount must be positive, got -1 …" sorts first
+	// By error group ("amount must be positive, got <n> …" first), the
+	// group's messages in queue order.
+	if first() != "pay-0002" {
 		t.Fatalf("error sort: first %s", first())
+	}
+	hs.press("down", "down", "down")
+	if s, _ := m.current(); s.ID != "pay-0004" { // "bank gateway timeout …"
+		t.Fatalf("error sort: fourth %s", s.ID)
 	}
 	hs.press("s") // origin: all equal, stable
 	hs.press("s") // back to queue order
@@ -191,15 +197,15 @@ func TestGroupByError(t *testing.T) {
 	hs.press("enter")
 	hs.until("replayed", func() bool { return hs.m.dialog == nil && hs.fb.called("replay ") == 1 })
 	hs.untilScreen("replayed 2")
-	hs.until("reloaded", func() bool { return hs.loaded() && len(hs.messages().data.all) == 5 })
+	hs.until("reloaded", func() bool { return hs.loaded() && hs.messages().data.len() == 5 })
 }
 
 func TestSelection(t *testing.T) {
 	hs := startOnLot(t, 100, 30)
 	hs.press("space", "down", "space")
 	m := hs.messages()
-	if len(m.selected) != 2 || !m.selected["pay-0001"] || !m.selected["pay-0003"] {
-		t.Fatalf("selected %v", m.selected)
+	if got := selectedIDs(t, m); fmt.Sprint(got) != "[pay-0001 pay-0003]" {
+		t.Fatalf("selected %v", got)
 	}
 	if !strings.Contains(hs.screen(), "2 selected") {
 		t.Fatalf("selection not shown:\n%s", hs.screen())
@@ -214,17 +220,17 @@ func TestSelection(t *testing.T) {
 	if hs.fb.called("replay demo.error.dlq 2 rate=50") != 1 {
 		t.Fatalf("calls: %v", hs.fb.calls)
 	}
-	hs.until("reloaded", func() bool { return hs.loaded() && len(hs.messages().data.all) == 5 })
-	if len(m.selected) != 0 {
-		t.Fatalf("replayed messages stay selected: %v", m.selected)
+	hs.until("reloaded", func() bool { return hs.loaded() && hs.messages().data.len() == 5 })
+	if got := selectedIDs(t, m); len(got) != 0 {
+		t.Fatalf("replayed messages stay selected: %v", got)
 	}
 	// ctrl+a selects every message shown; esc clears the selection first.
 	hs.press("ctrl+a")
-	if len(m.selected) != 5 {
-		t.Fatalf("ctrl+a: %d", len(m.selected))
+	if m.selected.len() != 5 {
+		t.Fatalf("ctrl+a: %d", m.selected.len())
 	}
 	hs.press("esc")
-	if len(m.selected) != 0 || len(hs.m.stack) != 2 {
+	if m.selected.len() != 0 || len(hs.m.stack) != 2 {
 		t.Fatalf("esc should clear the selection, not leave")
 	}
 }
@@ -267,7 +273,7 @@ func TestStreamingGrowsTheView(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Update(browseDoneMsg{f: f, res: res})
-		got := append([]int(nil), m.rows...)
+		got := append([]int32(nil), m.rows...)
 		gotGroups := len(m.groups)
 		m.rebuild()
 		if fmt.Sprint(got) != fmt.Sprint(m.rows) || gotGroups != len(m.groups) {
@@ -295,4 +301,14 @@ func TestExprFilter(t *testing.T) {
 	if strings.Contains(hs.screen(), "expr:") || len(hs.messages().rows) != 7 {
 		t.Fatalf("expr not removed:\n%s", hs.screen())
 	}
+}
+
+// selectedIDs are the ids of the selected messages, in queue order.
+func selectedIDs(t *testing.T, m *messagesScreen) []string {
+	t.Helper()
+	ids, err := m.data.ids(m.selected.indices())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }

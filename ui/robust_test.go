@@ -78,10 +78,16 @@ func TestNoColor(t *testing.T) {
 		defer m.Close()
 		m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 		s := m.top().(*messagesScreen)
-		res, _ := fb.Browse(context.Background(), BrowseRequest{Queue: "demo.error.dlq", OnBatch: func(b []replay.Summary) { s.data.add(b) }})
+		idx, err := newMsgIndex()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.data.close()
+		s.data = idx
+		res, _ := fb.Browse(context.Background(), BrowseRequest{Queue: "demo.error.dlq", OnBatch: func(b []replay.Summary) { _ = s.data.add(b) }})
 		s.loaded, s.source.src = true, res.Messages
 		s.rebuild()
-		s.selected["pay-0002"] = true
+		s.selected.set(1, true) // pay-0002
 		return m.View()
 	}
 	colour := lipgloss.NewRenderer(io.Discard, termenv.WithEnvironment(env{"TERM": "xterm-256color"}), termenv.WithTTY(true), termenv.WithProfile(termenv.TrueColor))
