@@ -58,9 +58,12 @@ func AckAll(held []*Held) []error {
 // multiple ack covers every unacked tag up to its own, so it is only safe
 // over a prefix in which every tag is acked or being acked.
 func (p *Pass) ackManyLocked(tags []uint64) error {
+	if p.nextTag == 0 {
+		p.nextTag = 1
+	}
 	fresh := tags[:0:0]
 	for _, t := range tags {
-		if !p.acked[t] {
+		if !p.isAcked(t) {
 			fresh = append(fresh, t)
 		}
 	}
@@ -69,9 +72,6 @@ func (p *Pass) ackManyLocked(tags []uint64) error {
 	}
 	slices.Sort(fresh)
 	fresh = slices.Compact(fresh)
-	if p.nextTag == 0 {
-		p.nextTag = 1
-	}
 	batch := make(map[uint64]bool, len(fresh))
 	for _, t := range fresh {
 		batch[t] = true
@@ -91,7 +91,7 @@ func (p *Pass) ackManyLocked(tags []uint64) error {
 			p.mark(t)
 		}
 		single = fresh[i:]
-		p.nextTag = end + 1
+		p.forgetBelow(end + 1)
 	}
 	for _, t := range single {
 		if err := p.ch.Ack(t, false); err != nil {
@@ -106,6 +106,19 @@ func (p *Pass) ackManyLocked(tags []uint64) error {
 func sortSearch(tags []uint64, end uint64) int {
 	i, _ := slices.BinarySearch(tags, end+1)
 	return i
+}
+
+// isAcked: below nextTag every tag is acked; above it, acked says.
+func (p *Pass) isAcked(tag uint64) bool { return tag < p.nextTag || p.acked[tag] }
+
+// forgetBelow moves nextTag to next and drops the tags below it from
+// acked, so a pass that removes a million messages does not keep a
+// million tags: only those acked beyond a gap.
+func (p *Pass) forgetBelow(next uint64) {
+	for t := p.nextTag; t < next; t++ {
+		delete(p.acked, t)
+	}
+	p.nextTag = next
 }
 
 func (p *Pass) mark(tag uint64) {
