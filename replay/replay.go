@@ -158,6 +158,11 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		return err
 	}
 	defer pub.close()
+	if sel.ids != nil {
+		r.mu.Lock()
+		r.finished = map[string]bool{}
+		r.mu.Unlock()
+	}
 	for attempt := 0; ; attempt++ {
 		for _, id := range r.finishedIDs() {
 			sel.finish(id)
@@ -202,7 +207,7 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 	w := walk{queue: queue, sel: sel, q: q,
 		skip: func(id string, err error) { r.tally.skipped(id, err.Error()) },
 		admit: func(h *broker.Held, id string) bool {
-			if rid, ok := h.Headers[retrycore.HeaderReplayID].(string); ok && r.sent[rid] {
+			if rid, ok := h.Headers[retrycore.HeaderReplayID].(string); ok && r.wasSent(rid) {
 				r.tally.skipped(id, "already replayed in this run (loop guard)")
 				return false
 			}
@@ -230,7 +235,7 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		}
 		j.key = key
 		j.counted = prior != nil && prior.counted
-		r.sent[rid] = true
+		r.markSent(rid)
 		select {
 		case jobs <- j:
 		case <-ctx.Done():

@@ -53,8 +53,12 @@ type run struct {
 	// confirmTimeout: see Options.ConfirmTimeout.
 	confirmTimeout time.Duration
 
-	// Only the producer goroutine touches sent: the loop guard.
-	sent map[string]bool
+	// Only the producer goroutine touches sent: the loop guard, the
+	// x-replay-ids of this run's copies as 64-bit hashes (8 bytes a copy,
+	// not the id: a million-message replay holds a million of them). Two
+	// ids sharing a hash (odds about 1 in 10^13 at a million) would make a
+	// message be skipped as already replayed: it stays parked, never lost.
+	sent map[uint64]struct{}
 
 	mu sync.Mutex
 	// outstanding: per message identity, copies that were delivered but
@@ -62,9 +66,11 @@ type run struct {
 	// the next pass re-sends them with the same x-replay-id.
 	outstanding map[string][]pendingCopy
 	// confirmed: copies removed in the current pass (see pendingCopy.counted).
-	confirmed  map[string][]pendingCopy
-	failedKeys map[string]int  // failed for good in this run: not tried again
-	finished   map[string]bool // ids done or failed (for --id across passes)
+	confirmed  confirmedLog
+	failedKeys map[string]int // failed for good in this run: not tried again
+	// finished: ids done or failed, for a selection by id across passes
+	// (nil, and not kept, for a selection by filter or --all).
+	finished map[string]bool
 }
 
 type pendingCopy struct {
@@ -88,11 +94,9 @@ func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progres
 		s: s, tally: newTally(progress), audit: a, window: window, kind: kind,
 		confirmTimeout: DefaultConfirmTimeout,
 		seed:           maphash.MakeSeed(),
-		sent:           map[string]bool{},
+		sent:           map[uint64]struct{}{},
 		outstanding:    map[string][]pendingCopy{},
-		confirmed:      map[string][]pendingCopy{},
 		failedKeys:     map[string]int{},
-		finished:       map[string]bool{},
 	}
 	if ratePerSec > 0 {
 		r.limiter = rate.NewLimiter(rate.Limit(ratePerSec), 1)
@@ -100,7 +104,19 @@ func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progres
 	return r, nil
 }
 
-func (r *run) close() { _ = r.audit.Close() }
+func (r *run) close() {
+	_ = r.audit.Close()
+	r.mu.Lock()
+	r.confirmed.reset()
+	r.mu.Unlock()
+}
+
+// markSent and wasSent are the loop guard (run.sent).
+func (r *run) markSent(replayID string) { r.sent[maphash.String(r.seed, replayID)] = struct{}{} }
+func (r *run) wasSent(replayID string) bool {
+	_, ok := r.sent[maphash.String(r.seed, replayID)]
+	return ok
+}
 
 // halt stops the run for good (the audit log cannot be written).
 func (r *run) halt(err error) {
@@ -150,11 +166,12 @@ func (r *run) passDone(lost bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if lost {
-		for k, pcs := range r.confirmed {
-			r.outstanding[k] = append(r.outstanding[k], pcs...)
+		err := r.confirmed.each(func(k string, pc pendingCopy) { r.outstanding[k] = append(r.outstanding[k], pc) })
+		if err != nil {
+			r.s.log.Warn("the copies removed before the connection was lost could not all be read back; a message whose removal did not reach the broker is sent again with a new replay id", "err", err)
 		}
 	}
-	r.confirmed = map[string][]pendingCopy{}
+	r.confirmed.reset()
 }
 
 // takeFailed reports (and uses up) a failure of this message earlier in the
@@ -172,7 +189,9 @@ func (r *run) takeFailed(key string) bool {
 func (r *run) failedFor(j *job, err error) {
 	r.mu.Lock()
 	r.failedKeys[j.key]++
-	r.finished[j.id] = true
+	if r.finished != nil {
+		r.finished[j.id] = true
+	}
 	r.mu.Unlock()
 	if j.counted {
 		// Already counted as done in an earlier pass; this re-send of a
@@ -192,9 +211,11 @@ func (r *run) failedFor(j *job, err error) {
 func (r *run) doneFor(j *job) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.finished[j.id] = true
+	if r.finished != nil {
+		r.finished[j.id] = true
+	}
 	if j.replayID != "" {
-		r.confirmed[j.key] = append(r.confirmed[j.key], pendingCopy{id: j.id, replayID: j.replayID, counted: true})
+		r.confirmed.add(j.key, pendingCopy{id: j.id, replayID: j.replayID, counted: true})
 	}
 	return !j.counted
 }
