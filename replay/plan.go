@@ -18,8 +18,12 @@ import (
 // chosen message would go and why, which queues each destination reaches,
 // and which messages cannot be replayed.
 type Plan struct {
-	Queue string     `json:"queue"`
+	Queue string `json:"queue"`
+	// Items are the messages the replay would send, each with where it
+	// would go; PlanEach hands them out instead of keeping them.
 	Items []PlanItem `json:"items"`
+	// Chosen is how many they are (whether kept or handed out).
+	Chosen int `json:"-"`
 	// Refused are chosen messages that would not be sent (unknown origin,
 	// unknown failed queue with TargetQueue), with the reason.
 	Refused []Failure `json:"refused,omitempty"`
@@ -73,6 +77,9 @@ type RoutePreview struct {
 	// per destination and CC keys); CCQueues the queues only those reach.
 	CC       []string `json:"cc,omitempty"`
 	CCQueues []string `json:"cc_queues,omitempty"`
+	// Sources counts the messages by the rule that gave their origin
+	// (PlanItem.Source).
+	Sources map[string]int `json:"-"`
 	// Warning is set when the destination is unroutable, reaches other
 	// queues than the ones that failed, or reaches queues through CC/BCC.
 	Warning string `json:"warning,omitempty"`
@@ -109,8 +116,23 @@ func (r RoutePreview) OtherQueues() []string {
 }
 
 // Plan works out what Replay would do with the same options; it changes
-// nothing (the pass gives every message back).
+// nothing (the pass gives every message back). Plan.Items holds every
+// chosen message: for a parking lot of any size, PlanEach.
 func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
+	var items []PlanItem
+	p, err := s.PlanEach(ctx, o, func(it PlanItem) error {
+		items = append(items, it)
+		return nil
+	})
+	p.Items = items
+	return p, err
+}
+
+// PlanEach is Plan that hands each chosen message to each (nil: only
+// counted) as the pass finds it, and keeps none: Plan.Items is empty, and
+// the counts, routes and resets are those of every message. An error from
+// each ends the pass and is returned.
+func (s *Session) PlanEach(ctx context.Context, o Options, each func(PlanItem) error) (Plan, error) {
 	if err := o.check(); err != nil {
 		return Plan{}, err
 	}
@@ -124,7 +146,8 @@ func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
 	}
 	plan := Plan{Queue: o.Queue, Facts: p.Facts()}
 	q := s.originQuery(ctx, o.Queue, o.To)
-	err = planPass(ctx, p, o, sel, q, &plan)
+	routes := &routeAcc{}
+	err = planPass(ctx, p, o, sel, q, &plan, routes, each)
 	rep, cerr := p.Close(context.WithoutCancel(ctx))
 	plan.Report = rep
 	plan.Notes = append(plan.Notes, rep.Notes...)
@@ -136,11 +159,11 @@ func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
 	}
 	plan.Missing = sel.missing()
 	sort.Strings(plan.Missing)
-	plan.Routes = s.previewRoutes(ctx, plan.Items)
+	plan.Routes = s.previewRoutes(ctx, routes)
 	return plan, nil
 }
 
-func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q retrycore.OriginQuery, plan *Plan) error {
+func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q retrycore.OriginQuery, plan *Plan, routes *routeAcc, each func(PlanItem) error) error {
 	w := walk{queue: o.Queue, sel: sel, q: q, skip: func(_ string, err error) {
 		plan.Skipped++
 		if plan.Skipped == 1 {
@@ -174,7 +197,13 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 				item.Source = SourceTargetQueue
 			}
 		}
-		plan.Items = append(plan.Items, item)
+		plan.Chosen++
+		routes.add(item)
+		if each != nil {
+			if err := each(item); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -190,42 +219,58 @@ func routeKeyOf(d retrycore.Destination, cc []string) routeKey {
 	return routeKey{d, strings.Join(cc, "\x00")}
 }
 
-// previewRoutes previews each destination (with its CC/BCC keys) once.
-func (s *Session) previewRoutes(ctx context.Context, items []PlanItem) []RoutePreview {
-	byKey := map[routeKey]*RoutePreview{}
-	failed := map[routeKey]map[string]bool{}
-	var order []routeKey
-	for _, it := range items {
-		k := routeKeyOf(it.Destination, it.CC)
-		rp := byKey[k]
-		if rp == nil {
-			rp = &RoutePreview{Destination: it.Destination, CC: it.CC}
-			byKey[k] = rp
-			failed[k] = map[string]bool{}
-			order = append(order, k)
-		}
-		rp.Messages++
-		if it.FailedQueue != "" {
-			failed[k][it.FailedQueue] = true
-		}
+// routeAcc gathers the routes of a plan's items as the pass finds them:
+// one a destination and CC/BCC keys, however many messages go there.
+type routeAcc struct {
+	byKey  map[routeKey]*RoutePreview
+	failed map[routeKey]map[string]bool
+	order  []routeKey
+}
+
+func (a *routeAcc) add(it PlanItem) {
+	if a.byKey == nil {
+		a.byKey, a.failed = map[routeKey]*RoutePreview{}, map[routeKey]map[string]bool{}
 	}
+	k := routeKeyOf(it.Destination, it.CC)
+	rp := a.byKey[k]
+	if rp == nil {
+		rp = &RoutePreview{Destination: it.Destination, CC: it.CC, Sources: map[string]int{}}
+		a.byKey[k] = rp
+		a.failed[k] = map[string]bool{}
+		a.order = append(a.order, k)
+	}
+	rp.Messages++
+	rp.Sources[it.Source]++
+	if it.FailedQueue != "" {
+		a.failed[k][it.FailedQueue] = true
+	}
+}
+
+// previewRoutes previews each destination (with its CC/BCC keys) once.
+func (s *Session) previewRoutes(ctx context.Context, a *routeAcc) []RoutePreview {
 	m, merr := s.Management(ctx)
-	out := make([]RoutePreview, 0, len(order))
-	for _, k := range order {
-		rp := byKey[k]
-		for q := range failed[k] {
+	out := make([]RoutePreview, 0, len(a.order))
+	for _, k := range a.order {
+		rp := a.byKey[k]
+		for q := range a.failed[k] {
 			rp.FailedQueues = append(rp.FailedQueues, q)
 		}
 		sort.Strings(rp.FailedQueues)
-		if merr != nil {
-			rp.Err = "route preview unavailable: " + merr.Error()
-		} else {
-			previewOne(ctx, m, rp, s.vhost())
-		}
+		s.preview(ctx, m, merr, rp)
 		out = append(out, *rp)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Messages > out[j].Messages })
 	return out
+}
+
+// preview fills in rp from the management API m (or says why there is
+// none: merr).
+func (s *Session) preview(ctx context.Context, m *broker.Management, merr error, rp *RoutePreview) {
+	if merr != nil {
+		rp.Err = "route preview unavailable: " + merr.Error()
+		return
+	}
+	previewOne(ctx, m, rp, s.vhost())
 }
 
 func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vhost string) {
@@ -292,21 +337,31 @@ func others(all, mine []string) []string {
 	return out
 }
 
-// dryRun is Replay with DryRun: the plan, reported as events.
+// dryRun is Replay with DryRun: the plan, reported as events as the pass
+// finds the messages (each with its route's preview line, previewed once
+// a route); the routes' warnings follow, when all are known.
 func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
-	plan, err := s.Plan(ctx, o)
 	t := newTally(o.Progress)
-	routes := map[routeKey]string{}
+	lines := map[routeKey]string{}
+	m, merr := s.Management(ctx)
+	plan, err := s.PlanEach(ctx, o, func(it PlanItem) error {
+		k := routeKeyOf(it.Destination, it.CC)
+		line, ok := lines[k]
+		if !ok {
+			rp := RoutePreview{Destination: it.Destination, CC: it.CC}
+			s.preview(ctx, m, merr, &rp)
+			line = rp.Line()
+			lines[k] = line
+		}
+		t.chosen(it.ID)
+		d := it.Destination
+		t.dryRun(it.ID, &d, line, it.Resets)
+		return nil
+	})
 	for _, rp := range plan.Routes {
-		routes[routeKeyOf(rp.Destination, rp.CC)] = rp.Line()
 		if rp.Warning != "" {
 			t.note(rp.Warning)
 		}
-	}
-	for _, it := range plan.Items {
-		t.chosen(it.ID)
-		d := it.Destination
-		t.dryRun(it.ID, &d, routes[routeKeyOf(d, it.CC)], it.Resets)
 	}
 	for _, f := range plan.Refused {
 		t.chosen(f.ID)

@@ -53,7 +53,7 @@ func (b sessionBackend) options(req ActionRequest) replay.Options {
 }
 
 func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, error) {
-	p, err := b.s.Plan(ctx, b.options(req))
+	p, err := b.s.PlanEach(ctx, b.options(req), nil) // counts and routes; no item a message
 	if err != nil {
 		return Plan{}, err
 	}
@@ -62,20 +62,12 @@ func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, erro
 
 // planFrom turns replay's plan into what the dialog shows.
 func planFrom(p replay.Plan) Plan {
-	out := Plan{Messages: len(p.Items), Unresolved: len(p.Refused), Resets: p.Resets}
-	sources := map[string]map[string]int{} // destination → source → messages
-	for _, it := range p.Items {
-		k := it.Destination.String()
-		if sources[k] == nil {
-			sources[k] = map[string]int{}
-		}
-		sources[k][it.Source]++
-	}
+	out := Plan{Messages: p.Chosen, Unresolved: len(p.Refused), Resets: p.Resets}
 	for _, r := range p.Routes {
 		pr := PlannedRoute{
 			Destination: r.Destination, Messages: r.Messages, Queues: r.Queues,
 			Known: r.Available, FailedQueues: r.FailedQueues, Problem: r.Err, CC: r.CC, CCQueues: r.CCQueues,
-			Source: mostCommon(sources[r.Destination.String()]),
+			Source: mostCommon(r.Sources),
 		}
 		out.Routes = append(out.Routes, pr)
 	}

@@ -62,11 +62,7 @@ func editRun(ctx context.Context, opts *EditOptions) error {
 	}
 	defer s.Close()
 	if !opts.Yes && !io.IsTerminal() {
-		plan, err := s.Plan(ctx, o)
-		if err != nil {
-			return destinationErr(err)
-		}
-		if err := printPlan(f, plan); err != nil {
+		if _, err := showPlan(ctx, f, s, o); err != nil {
 			return err
 		}
 		return needsYes()

@@ -130,13 +130,7 @@ func hintPlan(p replay.Plan) replay.Plan {
 	if len(p.Items) > 0 {
 		items := make([]replay.PlanItem, len(p.Items))
 		for i, it := range p.Items {
-			switch it.Source {
-			case replay.SourceTargetQueue:
-				it.Source = targetQueueSource
-			case retrycore.SourceOverride:
-				it.Source = overrideSource
-			}
-			items[i] = it
+			items[i] = hintItem(it)
 		}
 		p.Items = items
 	}
@@ -151,6 +145,17 @@ func hintPlan(p replay.Plan) replay.Plan {
 		p.Routes = routes
 	}
 	return p
+}
+
+// hintItem names the flag that chose an item's destination.
+func hintItem(it replay.PlanItem) replay.PlanItem {
+	switch it.Source {
+	case replay.SourceTargetQueue:
+		it.Source = targetQueueSource
+	case retrycore.SourceOverride:
+		it.Source = overrideSource
+	}
+	return it
 }
 
 func hintResult(r replay.Result) replay.Result {

@@ -106,7 +106,8 @@ func oneLine(s string) string {
 // ids not found.
 func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d message(s) in %s to replay", len(p.Items), p.Queue)
+	chosen := max(p.Chosen, len(p.Items)) // PlanEach keeps only the first items
+	fmt.Fprintf(&b, "%d message(s) in %s to replay", chosen, p.Queue)
 	if len(p.Refused) > 0 {
 		fmt.Fprintf(&b, ", %d refused", len(p.Refused))
 	}
@@ -120,12 +121,16 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	if len(p.Resets) > 0 {
 		fmt.Fprintf(&b, "  resets: %s\n", format.Resets(p.Resets))
 	}
-	for i, it := range p.Items {
-		if maxItems > 0 && i >= maxItems {
-			fmt.Fprintf(&b, "  … and %d more\n", len(p.Items)-maxItems)
+	shown := 0
+	for _, it := range p.Items {
+		if maxItems > 0 && shown >= maxItems {
 			break
 		}
 		fmt.Fprintf(&b, "  %s → %s  (%s)\n", it.ID, format.Destination(it.Destination), it.Source)
+		shown++
+	}
+	if chosen > shown {
+		fmt.Fprintf(&b, "  … and %d more\n", chosen-shown)
 	}
 	for _, f := range p.Refused {
 		fmt.Fprintf(&b, "  refused %s: %s\n", f.ID, f.Err)

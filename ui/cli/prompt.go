@@ -32,12 +32,27 @@ func needsYes() error {
 	return fmt.Errorf("%w: pass --yes to do this without a terminal", replay.ErrNeedsConfirmation)
 }
 
-func printPlan(f *Factory, p replay.Plan) error {
-	p = hintPlan(p)
+// showPlan works out and prints what a replay would do: as JSON (one
+// line, every item) with -o json, else the count, the routes and the first
+// previewRows items. The items are streamed (to the output's temporary
+// file for JSON), so a plan of a million messages holds none in memory;
+// the plan returned has the counts and routes, and the items printed.
+func showPlan(ctx context.Context, f *Factory, s *replay.Session, o replay.Options) (replay.Plan, error) {
 	if f.JSON() {
-		return WriteJSONLines(f.IOStreams.Out, []replay.Plan{p})
+		return showPlanJSON(ctx, f, s, o)
 	}
-	return WritePlan(f.IOStreams.Out, p, 50)
+	var first []replay.PlanItem
+	p, err := s.PlanEach(ctx, o, func(it replay.PlanItem) error {
+		if len(first) < previewRows {
+			first = append(first, it)
+		}
+		return nil
+	})
+	if err != nil {
+		return p, destinationErr(err)
+	}
+	p.Items = first
+	return p, WritePlan(f.IOStreams.Out, hintPlan(p), previewRows)
 }
 
 // previewRemoval lists what a removing command would take, and asks.

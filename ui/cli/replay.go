@@ -92,17 +92,14 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 	defer s.Close()
 	o := opts.Options
 	if opts.DryRun || !opts.Yes {
-		plan, err := s.Plan(ctx, o)
+		plan, err := showPlan(ctx, f, s, o)
 		if err != nil {
-			return destinationErr(err)
-		}
-		if err := printPlan(f, plan); err != nil {
 			return err
 		}
 		if opts.DryRun {
 			return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
 		}
-		if len(plan.Items) == 0 {
+		if plan.Chosen == 0 {
 			fmt.Fprintln(f.IOStreams.ErrOut, "nothing to replay")
 			return replay.Result{Failed: len(plan.Refused) + len(plan.Missing)}.Err()
 		}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// TestPlanLineIsTheEncodedPlan: the plan streamed with its items read from
+// a file is byte for byte the line WriteJSONLines writes for the whole
+// plan — with no items, one, many, a long one, and a queue whose name
+// holds what the items field looks like.
+func TestPlanLineIsTheEncodedPlan(t *testing.T) {
+	long := string(bytes.Repeat([]byte("e"), 10_000)) // longer than bufio's buffer
+	item := func(id, err string) replay.PlanItem {
+		return replay.PlanItem{ID: id, Destination: retrycore.Destination{Exchange: "orders", RoutingKey: "order.created"},
+			Source: "x-death", FailedQueue: "orders", Error: err, Resets: []string{"x-retry-count"}, CC: []string{"audit"}}
+	}
+	for name, p := range map[string]replay.Plan{
+		"none": {Queue: "orders.dlq", Routes: []replay.RoutePreview{}},
+		"one":  {Queue: "orders.dlq", Items: []replay.PlanItem{item("a", "<html> & co")}},
+		"many": {Queue: `odd,"items":null,"x`, Items: []replay.PlanItem{item("a", "x"), item("b", long), item("c", "\n")},
+			Refused: []replay.Failure{{ID: "d", Err: "no origin"}}, Missing: []string{"e"}, Skipped: 2,
+			Resets: map[string]int{"x-retry-count": 3}, Notes: []string{"n"}, Report: broker.PassReport{Seen: 6}},
+	} {
+		var want bytes.Buffer
+		if err := WriteJSONLines(&want, []replay.Plan{p}); err != nil {
+			t.Fatal(err)
+		}
+		var items bytes.Buffer
+		enc := json.NewEncoder(&items)
+		enc.SetEscapeHTML(false)
+		for _, it := range p.Items {
+			if err := enc.Encode(it); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got bytes.Buffer
+		if err := writePlanLine(&got, p, len(p.Items), bufio.NewReader(&items)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if g, w := got.Bytes(), want.Bytes(); !bytes.Equal(g, w) {
+			at := 0
+			for at < min(len(g), len(w)) && g[at] == w[at] {
+				at++
+			}
+			t.Errorf("%s: differs at byte %d of %d (want %d):\n got  …%q\n want …%q", name, at, len(g), len(w),
+				g[max(at-40, 0):min(at+40, len(g))], w[max(at-40, 0):min(at+40, len(w))])
+		}
+	}
+}
