@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +268,30 @@ func TestActionPausesLoading(t *testing.T) {
 	fb.mu.Unlock()
 	hs.press("esc")
 	hs.until("reloaded after the dialog", func() bool { return fb.called("browse") == 4 && hs.loaded() })
+}
+
+// A selection made on a first browse that an action interrupted is found
+// again, by id, when the list is streamed in afresh after the dialog.
+func TestSelectionSurvivesAnInterruptedFirstBrowse(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.holdBrowse, fb.holdAfter = true, 4
+	hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
+	hs.until("the first rows", func() bool { m := hs.messages(); return m.data.len() == 4 })
+	hs.press("down", "space", "space") // pay-0002 and pay-0003
+	m := hs.messages()
+	if got := selectedIDs(t, m); fmt.Sprint(got) != "[pay-0002 pay-0003]" {
+		t.Fatalf("selected %v", got)
+	}
+	hs.press("R") // stops the browse
+	hs.untilScreen("2 selected message(s)")
+	fb.mu.Lock()
+	fb.holdBrowse = false
+	fb.messages["demo.error.dlq"] = fb.messages["demo.error.dlq"][1:] // meanwhile pay-0001 left: positions shift
+	fb.mu.Unlock()
+	hs.press("esc")
+	hs.until("reloaded", hs.loaded)
+	if got := selectedIDs(t, m); fmt.Sprint(got) != "[pay-0002 pay-0003]" {
+		t.Fatalf("after the reload, selected %v", got)
+	}
 }

@@ -43,7 +43,10 @@ type fakeBackend struct {
 	// messages until ctx ends, then record that they were given back.
 	browseErr  error
 	holdBrowse bool
-	gaveBack   bool
+	// holdAfter, with holdBrowse, streams the first holdAfter messages
+	// before holding (a browse interrupted half-way).
+	holdAfter int
+	gaveBack  bool
 	// cluster answers Cluster (zero: a single broker that did not say).
 	cluster    Cluster
 	clusterErr error
@@ -136,12 +139,23 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 		f.record("filter " + req.Filter)
 	}
 	f.mu.Lock()
-	browseErr, hold := f.browseErr, f.holdBrowse
+	browseErr, hold, after := f.browseErr, f.holdBrowse, f.holdAfter
 	f.mu.Unlock()
 	if browseErr != nil {
 		return BrowseResult{}, browseErr
 	}
 	if hold {
+		if after > 0 {
+			f.mu.Lock()
+			batch := make([]replay.Summary, 0, after)
+			for i, m := range f.messages[req.Queue][:after] {
+				s := m.sum
+				s.Index = i
+				batch = append(batch, s)
+			}
+			f.mu.Unlock()
+			req.OnBatch(batch)
+		}
 		<-ctx.Done()
 		time.Sleep(20 * time.Millisecond) // giving back takes a moment
 		f.mu.Lock()

@@ -42,6 +42,7 @@ type messagesScreen struct {
 	openGroup string // the group opened from the grouped view
 	groupPos  int    // the grouped view's cursor, restored on esc
 	selected  selection
+	carry     map[string]bool // ids selected before a fresh browse, found again as it streams
 
 	rows    []int32    // flat view: indices into data
 	groups  []msgGroup // grouped view
@@ -81,6 +82,18 @@ func (m *messagesScreen) load() tea.Cmd {
 	if m.loaded {
 		m.pending = idx
 	} else {
+		// Streamed in afresh: a selection made on the part loaded so far
+		// is found again by id as the messages arrive.
+		m.carry = nil
+		if m.selected.len() > 0 {
+			if ids, err := m.data.ids(m.selected.indices()); err == nil {
+				m.carry = make(map[string]bool, len(ids))
+				for _, id := range ids {
+					m.carry[id] = true
+				}
+			}
+			m.selected.clear()
+		}
 		m.data.close()
 		m.data = idx
 		m.rebuild()
@@ -154,6 +167,11 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			return m, status(statusError, "browse "+m.queue+": "+err.Error())
 		}
 		if m.pending == nil {
+			for k, s := range msg.batch {
+				if m.carry[s.ID] {
+					m.selected.set(int32(from+k), true)
+				}
+			}
 			m.grow(from)
 		}
 		return m, m.feed.next()
@@ -180,7 +198,7 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 }
 
 func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
-	m.feed, m.loading = nil, false
+	m.feed, m.loading, m.carry = nil, false, nil
 	if msg.err != nil {
 		m.loadErr = msg.err
 		if msg.res.Messages != nil {
