@@ -24,7 +24,6 @@ import (
 // the same run. Run them with `make bench`.
 
 const (
-	benchBodySize = 1024
 	// naiveCount is how many messages the naive get → publish → confirm →
 	// ack loop moves: at ~300 msg/s, 100k would take five minutes, and
 	// its rate does not depend on the count.
@@ -57,54 +56,9 @@ func declareBenchTopology(b *testing.B, ch *amqp.Channel) benchTopology {
 	return t
 }
 
-// parked is message i as retrycore parks it: 1 KiB persistent JSON body,
-// the header contract (origin, last error, retry count, times, kind) and
-// the x-death entry its delay queue left.
-func (t benchTopology) parked(i int) amqp.Publishing {
-	now := time.Now().Truncate(time.Second)
-	return amqp.Publishing{
-		MessageId:    fmt.Sprintf("bench-%07d", i),
-		ContentType:  "application/json",
-		DeliveryMode: amqp.Persistent,
-		Timestamp:    now,
-		Body:         brokertest.Body(i, benchBodySize),
-		Headers: amqp.Table{
-			"x-original-exchange":    t.originEx,
-			"x-original-routing-key": t.originKey,
-			"x-original-queue":       t.originQ,
-			"x-retry-count":          int32(3),
-			"x-last-error":           benchError(i),
-			"x-first-failed-at":      now.Add(-time.Minute),
-			"x-parked-at":            now,
-			"x-failure-kind":         "retries-exhausted",
-			"x-death": []any{amqp.Table{
-				"count": int64(3), "reason": "expired", "queue": "payment.retry.15s", "time": now,
-				"exchange": "retry.exchange", "routing-keys": []any{"payment.retry.15s"},
-			}},
-			"tenant": "acme",
-		},
-	}
-}
-
-// benchError is message i's failure in a realistic parking lot: a few
-// kinds, each with ids and numbers that group-by-error folds together.
-func benchError(i int) string {
-	switch i % 5 {
-	case 0:
-		return fmt.Sprintf("transfer %d not found in ledger shard %d", i, i%7)
-	case 1:
-		return fmt.Sprintf("POST https://bank.example/api/v2/transfers: 503 Service Unavailable (request %08x)", i*2654435761)
-	case 2:
-		return fmt.Sprintf("amount %d.%02d exceeds the account's limit", i, i%100)
-	case 3:
-		return "context deadline exceeded after 30s"
-	}
-	return fmt.Sprintf("invalid IBAN 'DE%020d'", i)
-}
-
 func (t benchTopology) seed(b *testing.B, queue string, n int) {
 	b.Helper()
-	brokertest.ConfirmedPublish(b, "", queue, n, brokertest.BenchWindow, t.parked)
+	brokertest.SeedParked(b, queue, n, brokertest.ParkedOrigin{Exchange: t.originEx, RoutingKey: t.originKey, Queue: t.originQ})
 }
 
 // BenchmarkReplay replays a 100,000-message parking lot to its origin with
@@ -246,10 +200,12 @@ type browseFigures struct {
 }
 
 // TestBrowseChild is the browse benchmark's child process (it does
-// nothing in a normal test run): it browses the queue as the TUI does
-// (Session.Browse with a spool, summaries streamed through OnBatch,
-// grouped by error) so its peak RSS is measured alone, without the
-// benchmark's baseline and seeding in the same process.
+// nothing in a normal test run): it runs the browse engine as the TUI does
+// (Session.Browse with a spool, summaries streamed through OnBatch and
+// counted by error group) so its peak RSS is measured alone, without the
+// benchmark's baseline and seeding in the same process. The TUI's own
+// list (the compact index) is measured with the real binary in a terminal
+// by ui/cli's BenchmarkTUIBrowse.
 func TestBrowseChild(t *testing.T) {
 	queue := os.Getenv(browseChildEnv)
 	if queue == "" {
@@ -259,13 +215,17 @@ func TestBrowseChild(t *testing.T) {
 	s, _ := openSession(t, replay.Config{})
 	ctx := testCtx(t, 10*time.Minute)
 	var fig browseFigures
-	// The summaries arrive through OnBatch and are kept there, as the TUI
-	// keeps them (StreamOnly: Browse does not keep a second copy).
-	var rows []replay.Summary
+	// The summaries arrive through OnBatch and are counted there
+	// (StreamOnly: Browse keeps none).
+	groups := map[string]int{}
+	listed := 0
 	start := time.Now()
 	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, Spool: true, StreamOnly: true, OnBatch: func(batch []replay.Summary) {
-		rows = append(rows, batch...)
-		if fig.FirstPageMS == 0 && len(rows) >= 50 {
+		for _, sum := range batch {
+			groups[sum.Group]++
+		}
+		listed += len(batch)
+		if fig.FirstPageMS == 0 && listed >= 50 {
 			fig.FirstPageMS = float64(time.Since(start).Microseconds()) / 1000
 		}
 	}})
@@ -274,11 +234,7 @@ func TestBrowseChild(t *testing.T) {
 		t.Fatalf("browse: %v", err)
 	}
 	defer b.Spool.Close()
-	groups := map[string]int{}
-	for _, sum := range rows {
-		groups[sum.Group]++
-	}
-	fig.Listed, fig.Groups = len(rows), len(groups)
+	fig.Listed, fig.Groups = listed, len(groups)
 	fig.HWMKiB = vmHWM(t)
 	out, err := json.Marshal(fig)
 	if err != nil {
@@ -338,8 +294,7 @@ func benchBrowse(b *testing.B, n int, label string, rssBudgetMB float64) {
 	t := declareBenchTopology(b, ch)
 	t.seed(b, t.parking, n)
 	bin := brokertest.Binary(b)
-	// Given-back messages are ready again soon after the nack, not at once.
-	settle := time.Minute + time.Duration(n/10_000)*time.Second
+	settle := brokertest.GiveBackWithin(n)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
 		var firstPage, rss, maxRSS, groups, rawScan []float64

@@ -293,6 +293,13 @@ func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 	return elapsed
 }
 
+// GiveBackWithin is how long n given-back messages may take to be ready
+// again: a classic queue on 3.10.8 requeues a nack(multiple) of a million
+// in minutes, not seconds (WaitDepth returns as soon as they are).
+func GiveBackWithin(n int) time.Duration {
+	return time.Minute + time.Duration(n/2000)*time.Second
+}
+
 // WaitDepth waits until queue holds want ready messages (given-back
 // messages are ready again soon after the nack, not at once), failing the
 // benchmark after timeout.

@@ -23,7 +23,7 @@ import (
 // at a prompt would: stdin, stdout and stderr are the pty, and Ctrl-C
 // reaches it as SIGINT through the terminal's line discipline.
 type terminal struct {
-	t    *testing.T
+	t    testing.TB
 	pty  *os.File
 	cmd  *exec.Cmd
 	mu   sync.Mutex
@@ -32,7 +32,7 @@ type terminal struct {
 	eof  bool
 }
 
-func startTerminal(t *testing.T, env []string, args ...string) *terminal {
+func startTerminal(t testing.TB, env []string, args ...string) *terminal {
 	t.Helper()
 	cmd := brokertest.NewCLI(t, env...).Command(context.Background(), args...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
@@ -84,14 +84,30 @@ func (tm *terminal) answerQueries(out []byte) {
 // passed: a timer wakes the waiter so a missing prompt fails, not hangs).
 func (tm *terminal) waitFor(text string) {
 	tm.t.Helper()
-	timer := time.AfterFunc(20*time.Second, func() { tm.mu.Lock(); tm.eof = true; tm.cond.Broadcast(); tm.mu.Unlock() })
+	tm.waitAfter(0, text, 20*time.Second)
+}
+
+// waitAfter is waitFor for text that appears after byte pos of the output,
+// within d; it returns where the text ends, for the next wait. It looks at
+// the new output only, so a long run's output is not searched again on
+// every read.
+func (tm *terminal) waitAfter(pos int, text string, d time.Duration) int {
+	tm.t.Helper()
+	expired := false
+	timer := time.AfterFunc(d, func() { tm.mu.Lock(); expired = true; tm.cond.Broadcast(); tm.mu.Unlock() })
 	defer timer.Stop()
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	for !strings.Contains(tm.out.String(), text) {
-		if tm.eof {
-			tm.t.Fatalf("the terminal never showed %q; it showed:\n%s", text, tm.out.String())
+	from := max(pos, 0)
+	for {
+		out := tm.out.Bytes()
+		if i := bytes.Index(out[from:], []byte(text)); i >= 0 {
+			return from + i + len(text)
 		}
+		if tm.eof || expired {
+			tm.t.Fatalf("the terminal never showed %q; it showed:\n%s", text, out[max(pos-2000, 0):])
+		}
+		from = max(len(out)-len(text)+1, from)
 		tm.cond.Wait()
 	}
 }
