@@ -105,7 +105,7 @@ func (tm *terminal) waitAfter(pos int, text string, d time.Duration) int {
 			return from + i + len(text)
 		}
 		if tm.eof || expired {
-			tm.t.Fatalf("the terminal never showed %q; it showed:\n%s", text, out[max(pos-2000, 0):])
+			tm.t.Fatalf("the terminal never showed %q; at the end it showed:\n%s", text, out[max(len(out)-4000, pos-2000, 0):])
 		}
 		from = max(len(out)-len(text)+1, from)
 		tm.cond.Wait()
