@@ -65,6 +65,10 @@ func benchTUIBrowse(b *testing.B, n int, label string) {
 			if ru, ok := tm.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 				rss = append(rss, float64(ru.Maxrss)/1024) // KiB on Linux
 			}
+			// Each round's figures as it ends: a long run that fails later
+			// still leaves them.
+			fmt.Printf("tui round %d: first screen %.0f ms, load %s (%.0f msg/s), sort %.1f ms, group %.1f ms, peak RSS %.1f MB\n",
+				len(first), last(first), scan.Round(time.Millisecond), brokertest.Rate(n, scan), last(sorts), last(groups), last(rss))
 			brokertest.WaitDepth(b, queue, n, settle)
 			return brokertest.Rate(n, scan)
 		}
@@ -83,4 +87,12 @@ func benchTUIBrowse(b *testing.B, n int, label string) {
 			brokertest.CountLabel(n), brokertest.RoundFigures(r.Measured), brokertest.RoundFigures(r.Baseline),
 			brokertest.RoundFigures(first), brokertest.RoundFigures(sorts), brokertest.RoundFigures(groups), brokertest.RoundFigures(rss))
 	}
+}
+
+// last is the newest figure (0 before the first).
+func last(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return xs[len(xs)-1]
 }
