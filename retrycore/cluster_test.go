@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +92,12 @@ func (r *clusterRun) wait(t *testing.T, timeout time.Duration) int {
 	case <-r.done:
 		return r.code
 	case <-time.After(timeout):
+		// Where it is stuck: the Go runtime prints every goroutine on SIGQUIT.
+		_ = r.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-r.done:
+		case <-time.After(10 * time.Second):
+		}
 		t.Fatalf("%v still running after %v\nstderr: %s", r.cmd.Args[1:3], timeout, r.stderr.String())
 		return 0
 	}
@@ -145,7 +152,8 @@ func TestClusterReplayLeaderStop(t *testing.T) {
 	leader := brokertest.QueueLeader(t, m, q).Home()
 
 	start := time.Now()
-	r := startBinary(t, c, "replay", q, "--all", "--to", ":"+dst, "--yes", "--rate", "250", "--window", fmt.Sprint(window))
+	// 100 a second: the replay outlasts a slow node stop (up to 16 s seen).
+	r := startBinary(t, c, "replay", q, "--all", "--to", ":"+dst, "--yes", "--rate", "100", "--window", fmt.Sprint(window))
 	// Stop the leader once a fifth has arrived (polling the destination's
 	// depth with a deadline).
 	deadline := time.Now().Add(2 * time.Minute)

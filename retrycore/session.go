@@ -91,7 +91,7 @@ func (s *session) run(ctx context.Context) error {
 	if !s.consumeLost.Load() {
 		// basic.cancel stops new deliveries; amqp091-go then hands over what
 		// it buffered and closes the channel, and dispatch gives those back.
-		if err := s.cch.Cancel(s.tag, false /* wait for cancel-ok */); err != nil {
+		if err := s.consume.Bounded("cancel consumer", broker.CloseWait, func() error { return s.cch.Cancel(s.tag, false /* wait for cancel-ok */) }); err != nil {
 			s.log.Debug("cancel consumer", "err", err)
 			_ = s.cch.Close() // closes deliveries; the broker requeues
 		}
@@ -101,7 +101,7 @@ func (s *session) run(ctx context.Context) error {
 	workers.Wait()
 	close(s.acker.ops)
 	<-s.acker.done
-	_ = s.cch.Close()
+	_ = s.consume.CloseChannel(s.cch)
 	_ = s.consume.Close()
 	_ = s.publish.Close()
 	return lost
