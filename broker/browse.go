@@ -25,12 +25,20 @@ var ErrStalled = errors.New("browse stalled")
 // ready before it gives up with ErrStalled (a ready message is pushed at
 // once to a consumer with room in its prefetch; a stream or a
 // single-active-consumer queue held by another sends nothing at all). It
-// also ends a pass on a quorum queue that lost its majority. RabbitMQ
-// 3.10.8 paused a 1,000,000-message classic queue for longer than this
-// (measured; README, "RabbitMQ versions"): waiting longer once deliveries
-// have flowed kept a replay in a cluster minority running for minutes, so
-// it is left at 15 s.
-const stallAfter = 15 * time.Second
+// also ends a pass on a quorum queue that lost its majority, which is
+// silent too (README, "Clusters").
+//
+// A classic queue that has delivered to the pass is another matter: it
+// cannot lose a majority (it lives on one node; when that node goes, the
+// broker cancels the consumer, which is not silence), and it is ours as a
+// single active consumer once it delivered; a pause there is the broker
+// being slow. RabbitMQ 3.10.8 paused a 1,000,000-message classic queue for
+// more than 15 s at 400k held (measured; README, "RabbitMQ versions"), so
+// such a pass waits stallAfterClassic.
+const (
+	stallAfter        = 15 * time.Second
+	stallAfterClassic = 5 * time.Minute
+)
 
 // PassOptions configure one pass over a queue.
 type PassOptions struct {
@@ -198,6 +206,25 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 	return facts, notes, nil
 }
 
+// stallLimit is how long a pass that has seen seen messages of a queue of
+// this type waits for a delivery while messages are ready (see stallAfter).
+func stallLimit(queueType string, seen int) time.Duration {
+	if queueType == "classic" && seen > 0 {
+		return stallAfterClassic
+	}
+	return stallAfter
+}
+
+// answerWait bounds the wait for the broker's answer to the pass's cancel
+// and close: a classic queue that has delivered is waited for as long as
+// its deliveries are (see stallAfter); any other, CloseWait.
+func (p *Pass) answerWait() time.Duration {
+	if p.facts.Type == "classic" {
+		return stallAfterClassic
+	}
+	return CloseWait
+}
+
 // readyCount is the queue's ready count from a passive declare. A quorum
 // queue that does not answer within 250 ms is reported as empty
 // (rabbit_quorum_queue:stat/1 returns {ok, 0, 0} on a timeout; seen on
@@ -260,9 +287,13 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 		if ready == 0 {
 			return p.lastDelivery(ctx)
 		}
-		if time.Since(waiting) > stallAfter {
+		if limit := stallLimit(p.facts.Type, seen); time.Since(waiting) > limit {
+			if seen > 0 {
+				return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v after %d; nothing was taken",
+					p.facts.Name, ErrStalled, ready, limit, seen)
+			}
 			return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v: is it a stream (parkinglot browses classic and quorum queues; the management API would tell) or a single-active-consumer queue held by another consumer? Nothing was taken",
-				p.facts.Name, ErrStalled, ready, stallAfter)
+				p.facts.Name, ErrStalled, ready, limit)
 		}
 		timer.Reset(p.idle)
 	}
@@ -353,7 +384,7 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 		if c.cancelled {
 			continue
 		}
-		if err := p.ch.Cancel(c.tag, false); err != nil {
+		if err := p.conn.Bounded("cancel consumer", p.answerWait(), func() error { return p.ch.Cancel(c.tag, false) }); err != nil {
 			// The channel is gone (the broker gives its deliveries back);
 			// closing it anyway frees it on a connection that lives on.
 			_ = p.ch.Close()
@@ -381,7 +412,7 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 			rep.Notes = append(rep.Notes, note)
 		}
 	}
-	if err := p.ch.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+	if err := p.conn.Bounded("close channel", p.answerWait(), p.ch.Close); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		return rep, fmt.Errorf("browse %s: close channel: %w", p.facts.Name, Explain(err))
 	}
 	p.mu.Lock()
