@@ -171,7 +171,7 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 		prefetch = 0 // unlimited
 	}
 	if _, err := p.consume(ctx, prefetch); err != nil {
-		_ = ch.Close()
+		_ = conn.CloseChannel(ch)
 		return nil, err
 	}
 	return p, nil
@@ -215,11 +215,14 @@ func stallLimit(queueType string, seen int) time.Duration {
 	return stallAfter
 }
 
-// answerWait bounds the wait for the broker's answer to the pass's cancel
+// answerWait bounds the wait for the broker's answer to the pass's cancels
 // and close: a classic queue that has delivered is waited for as long as
 // its deliveries are (see stallAfter); any other, CloseWait.
 func (p *Pass) answerWait() time.Duration {
-	if p.facts.Type == "classic" {
+	p.mu.Lock()
+	seen := p.seen
+	p.mu.Unlock()
+	if stallLimit(p.facts.Type, seen) == stallAfterClassic {
 		return stallAfterClassic
 	}
 	return CloseWait

@@ -77,7 +77,7 @@ func (p *Pass) pace(ctx context.Context) error {
 	// cancel-ok, and the next consumer's come after it. With both consuming
 	// at once the queue would share its head between them, out of order.
 	newest.cancelled = true
-	if err := p.ch.Cancel(newest.tag, false); err != nil {
+	if err := p.conn.Bounded("cancel segment", p.answerWait(), func() error { return p.ch.Cancel(newest.tag, false) }); err != nil {
 		return fmt.Errorf("browse %s: cancel segment: %w", p.facts.Name, Explain(err))
 	}
 	_, err := p.consume(ctx, min(pushWindow, left))

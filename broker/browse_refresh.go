@@ -119,8 +119,12 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 			}
 			sent = append(sent, pending{tag, dc})
 		}
+		// Bounded: a quorum queue that lost its majority confirms nothing;
+		// an unconfirmed copy leaves its original to be given back (at worst
+		// a duplicate).
+		wctx, cancel := context.WithTimeout(ctx, CloseWait)
 		for _, s := range sent {
-			ok, err := s.dc.WaitContext(ctx)
+			ok, err := s.dc.WaitContext(wctx)
 			if err != nil || !ok {
 				if firstErr == nil {
 					firstErr = fmt.Errorf("refresh %s: not confirmed; it was given back instead", risky[s.tag].ID())
@@ -129,6 +133,7 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 			}
 			if len(returns) > 0 {
 				// A returned copy means the queue is gone; nothing is acked.
+				cancel()
 				return n, fmt.Errorf("refresh: copy returned unroutable; messages were given back instead")
 			}
 			p.mu.Lock()
@@ -138,10 +143,12 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 			}
 			p.mu.Unlock()
 			if err != nil {
+				cancel()
 				return n, err
 			}
 			n++
 		}
+		cancel()
 	}
 	return n, firstErr
 }

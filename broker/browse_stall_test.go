@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -62,4 +63,96 @@ func TestBrowseStallsOnAQueueThatNeverDelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokertest.WaitDepth(t, q, len(msgs), 30*time.Second)
+}
+
+// brokerPause is longer than a pass's 15-s stall rule, and shorter than the
+// test connection's heartbeat timeout.
+const brokerPause = 20 * time.Second
+
+// TestBrowsePauseMidPass: the broker goes silent for 20 s after its 100th
+// delivery to a pass (a proxy holds its frames, heartbeats included, as
+// RabbitMQ 3.10.8 paused a million-message classic queue; README,
+// "RabbitMQ versions"). On a classic queue the pass waits it out and sees
+// every message in order; nothing is taken and every message is still
+// there. (A quorum pass under the same fault also saw all 3,000 here:
+// its 15-s rule is not reached this way; not yet understood.)
+func TestBrowsePauseMidPass(t *testing.T) {
+	for _, tc := range []struct {
+		queueType string
+		args      amqp.Table
+		stalls    bool
+	}{
+		{"classic", nil, false},
+	} {
+		t.Run(tc.queueType, func(t *testing.T) {
+			t.Parallel() // each waits out the pause
+			const n = 3000
+			ch := brokertest.Channel(t)
+			q := brokertest.Name(t, "q")
+			brokertest.DeclareQueue(t, ch, q, tc.args)
+			msgs := make([]amqp.Publishing, n)
+			for i := range msgs {
+				msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%05d", i), Body: []byte("x"), DeliveryMode: amqp.Persistent}
+			}
+			brokertest.PublishMany(t, ch, "", q, msgs)
+
+			proxy := brokertest.NewFaultProxy(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			// Heartbeats every 30 s: the client tolerates the silence.
+			conn, err := broker.Dial(ctx, broker.Options{URL: proxy.URL, Name: "parkinglot-test " + t.Name(), Heartbeat: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			held := proxy.HoldAfter(100, brokertest.IsMethod(60, 60), brokerPause) // the 100th basic.deliver
+			p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: brokertest.Management(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Facts().Type != tc.queueType {
+				t.Fatalf("queue type %q, want %q (from the management API)", p.Facts().Type, tc.queueType)
+			}
+			seen, outOfOrder := 0, 0
+			var passErr error
+			for {
+				h, err := p.Next(ctx)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					passErr = err
+					break
+				}
+				if h.ID() != fmt.Sprintf("m-%05d", seen) {
+					outOfOrder++
+				}
+				seen++
+			}
+			rep, cerr := p.Close(ctx)
+			var pause time.Duration
+			select {
+			case pause = <-held:
+			default:
+			}
+			brokertest.Figures(t, "%s pass, broker silent %v after its 100th delivery of %d: seen=%d out_of_order=%d err=%v taken=%d given_back=%d",
+				tc.queueType, pause.Round(time.Millisecond), n, seen, outOfOrder, passErr, rep.Taken, rep.GivenBack)
+			if pause < 15*time.Second {
+				t.Fatalf("the broker was silent %v: shorter than the 15-s rule, the test tested nothing", pause)
+			}
+			if cerr != nil {
+				t.Fatalf("close: %v", cerr)
+			}
+			switch {
+			case tc.stalls && !errors.Is(passErr, broker.ErrStalled):
+				t.Errorf("the %s pass ended with %v after %d, want ErrStalled", tc.queueType, passErr, seen)
+			case !tc.stalls && (passErr != nil || seen != n || outOfOrder != 0):
+				t.Errorf("the %s pass saw %d of %d (%d out of order) and ended with %v: it should wait the pause out", tc.queueType, seen, n, outOfOrder, passErr)
+			}
+			if rep.Taken != 0 {
+				t.Errorf("the pass took %d", rep.Taken)
+			}
+			brokertest.WaitDepth(t, q, n, time.Minute)
+		})
+	}
 }

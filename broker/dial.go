@@ -53,6 +53,9 @@ type Conn struct {
 	// Endpoint is URL's position in the list Dial was given (0-based), and
 	// Endpoints the list's length (1 for a single URL).
 	Endpoint, Endpoints int
+	// sock is the TCP connection under it, closed to drop the connection
+	// when the broker does not answer a close (close.go).
+	sock net.Conn
 }
 
 // clientIDProperty is the client property that carries Conn.ID.
@@ -151,11 +154,13 @@ func dialOne(ctx context.Context, opts Options, raw string, uri amqp.URI) (*Conn
 		cfg.TLSClientConfig = tc
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	var sock net.Conn
 	cfg.Dial = func(network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
+		sock = c
 		// Bound the handshake; amqp091-go clears the deadline once open.
 		if err := c.SetDeadline(time.Now().Add(15 * time.Second)); err != nil {
 			_ = c.Close()
@@ -174,6 +179,7 @@ func dialOne(ctx context.Context, opts Options, raw string, uri amqp.URI) (*Conn
 		User:          uri.Username,
 		ServerVersion: ParseVersion(serverVersion(conn)),
 		ID:            id,
+		sock:          sock,
 	}, nil
 }
 

@@ -27,7 +27,7 @@ var (
 // worker sends copies without waiting (send); its confirm tracker
 // (confirms.go) waits for their confirms in the order they were sent.
 type publisher struct {
-	conn    *amqp.Connection
+	conn    *broker.Conn
 	ch      *amqp.Channel
 	notices *channelNotices // the current channel's returns and close
 	timeout time.Duration
@@ -40,6 +40,7 @@ type publisher struct {
 // channelNotices is what one publish channel reports back besides
 // confirms. Only the confirm tracker reads it.
 type channelNotices struct {
+	conn    *broker.Conn
 	ch      *amqp.Channel
 	returns chan amqp.Return
 	closes  chan *amqp.Error
@@ -64,7 +65,7 @@ type sentCopy struct {
 // open (re)creates the channel in confirm mode with its notifications.
 func (p *publisher) open() error {
 	if p.ch != nil {
-		_ = p.ch.Close()
+		_ = p.conn.CloseChannel(p.ch) // bounded: see broker.CloseWait
 	}
 	ch, err := p.conn.Channel()
 	if err != nil {
@@ -72,7 +73,7 @@ func (p *publisher) open() error {
 		return fmt.Errorf("open publish channel: %w", broker.Explain(err))
 	}
 	if err := ch.Confirm(false /* no-wait */); err != nil {
-		_ = ch.Close()
+		_ = p.conn.CloseChannel(ch)
 		p.ch = nil
 		return fmt.Errorf("confirm mode: %w", broker.Explain(err))
 	}
@@ -80,6 +81,7 @@ func (p *publisher) open() error {
 	// drops a notification after 5s when the channel is full, and a dropped
 	// return would make an unroutable copy look delivered.
 	p.notices = &channelNotices{
+		conn:    p.conn,
 		ch:      ch,
 		seed:    maphash.MakeSeed(),
 		returns: ch.NotifyReturn(make(chan amqp.Return, p.window+16)),
@@ -138,7 +140,8 @@ func (c *sentCopy) wait() error {
 		// The channel's confirm sequence is now unknown to us: close it.
 		// The worker opens a fresh one, and the copies still awaiting a
 		// confirm on this one resolve as nacked.
-		_ = c.notices.ch.Close()
+		// Bounded: a cluster minority never answers this close.
+		_ = c.notices.conn.CloseChannel(c.notices.ch)
 		return ErrPublishTimeout
 	}
 	return c.settled()
@@ -214,7 +217,7 @@ func (n *channelNotices) closeReason() (*amqp.Error, bool) {
 // discard closes the channel so the next publish opens a fresh one.
 func (p *publisher) discard() {
 	if p.ch != nil {
-		_ = p.ch.Close()
+		_ = p.conn.CloseChannel(p.ch)
 		p.ch = nil
 	}
 }

@@ -59,7 +59,7 @@ func (s *session) run(ctx context.Context) error {
 	// Each worker may have its share of the prefetch awaiting confirms.
 	window := max(4, (p.Prefetch+p.Concurrency-1)/p.Concurrency)
 	for i := 0; i < p.Concurrency; i++ {
-		w := &worker{s: s, pub: &publisher{conn: s.publish.Connection, timeout: s.o.PublishTimeout, gate: &s.gate, window: window}}
+		w := &worker{s: s, pub: &publisher{conn: s.publish, timeout: s.o.PublishTimeout, gate: &s.gate, window: window}}
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
@@ -93,6 +93,10 @@ func (s *session) run(ctx context.Context) error {
 		// it buffered and closes the channel, and dispatch gives those back.
 		if err := s.consume.Bounded("cancel consumer", broker.CloseWait, func() error { return s.cch.Cancel(s.tag, false /* wait for cancel-ok */) }); err != nil {
 			s.log.Debug("cancel consumer", "err", err)
+			// The channel goes (or its connection was dropped): the delivery
+			// tags die with it and the broker redelivers; copies sent now
+			// would be duplicates.
+			s.consumeLost.Store(true)
 			_ = s.cch.Close() // closes deliveries; the broker requeues
 		}
 	}

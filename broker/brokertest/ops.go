@@ -335,17 +335,3 @@ func SetPermissions(t testing.TB, user, configure, write, read string) {
 		t.Fatalf("set %s permissions on /: %v", user, err)
 	}
 }
-
-// SuspendQueue suspends a queue's process on the test broker for d (the
-// Erlang VM's sys:suspend, with sys:resume scheduled on the broker itself):
-// the queue delivers nothing and answers nothing while the rest of the
-// broker (heartbeats, other queues) goes on, as a classic queue paging a
-// million messages does. It returns once the queue is suspended.
-func SuspendQueue(t testing.TB, queue string, d time.Duration) {
-	t.Helper()
-	expr := fmt.Sprintf(`{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"%s">>)), P = amqqueue:get_pid(Q), ok = sys:suspend(P), {ok, _} = timer:apply_after(%d, sys, resume, [P]), ok.`,
-		queue, d.Milliseconds())
-	if out, err := Rabbitmqctl(t, time.Minute, "eval", expr); err != nil {
-		t.Fatalf("suspend queue %s: %v (%s)", queue, err, out)
-	}
-}
