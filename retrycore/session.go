@@ -56,14 +56,15 @@ func (s *session) run(ctx context.Context) error {
 
 	work := make(chan amqp.Delivery)
 	var workers sync.WaitGroup
+	pub := &publisher{conn: s.publish, timeout: s.o.PublishTimeout, gate: &s.gate, inFlight: p.Prefetch + p.Concurrency}
 	// Each worker may have its share of the prefetch awaiting confirms.
 	window := max(4, (p.Prefetch+p.Concurrency-1)/p.Concurrency)
 	for i := 0; i < p.Concurrency; i++ {
-		w := &worker{s: s, pub: &publisher{conn: s.publish, timeout: s.o.PublishTimeout, gate: &s.gate, window: window}}
+		w := &worker{s: s, pub: pub}
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			w.run(work)
+			w.run(work, window)
 		}()
 	}
 	dispatched := make(chan struct{})
@@ -102,7 +103,8 @@ func (s *session) run(ctx context.Context) error {
 	}
 	<-dispatched
 	close(work)
-	workers.Wait()
+	workers.Wait() // every sent copy settled: the publish channel can go
+	pub.close()
 	close(s.acker.ops)
 	<-s.acker.done
 	_ = s.consume.CloseChannel(s.cch)

@@ -12,19 +12,20 @@ import (
 )
 
 // worker runs the handler for one delivery at a time and carries out the
-// outcome on its own publish channel; its confirm tracker settles the
-// copies it sent.
+// outcome on the session's publish channel; its confirm tracker settles
+// the copies it sent.
 type worker struct {
 	s       *session
-	pub     *publisher
+	pub     *publisher // shared by the session's workers
 	tracker *confirmTracker
 }
 
-func (w *worker) run(work <-chan amqp.Delivery) {
-	w.tracker = newConfirmTracker(w.s, w.pub.window)
+// run handles deliveries until work is closed, then waits until every copy
+// it sent is settled.
+func (w *worker) run(work <-chan amqp.Delivery, window int) {
+	w.tracker = newConfirmTracker(w.s, window)
 	go w.tracker.run()
-	defer w.pub.close()
-	defer w.tracker.close() // before the channel closes: every sent copy settled
+	defer w.tracker.close()
 	for d := range work {
 		w.process(d)
 	}
