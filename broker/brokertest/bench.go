@@ -451,13 +451,17 @@ func rawPipe(tb testing.TB, what string, prefetch, window int) (cch, pch *amqp.C
 
 // RawRetryLoop is the retry path written with amqp091-go alone, as fast
 // as it goes: it consumes queue with prefetch; a delivery without the
-// header retriedHeader is published again to exchange/key with that header
-// (mandatory, confirmed, up to window unconfirmed, on a connection of its
-// own) and acked once its copy is confirmed; a delivery with the header is
-// acked at once. It returns how long it took until n messages came back
-// and were acked: the broker's ceiling for a pattern in which every
-// message is retried once through a TTL tier that dead-letters it back.
-func RawRetryLoop(tb testing.TB, queue, exchange, key, retriedHeader string, n, prefetch, window int) time.Duration {
+// header retriedHeader is published again to exchange/key with the
+// delivery's headers, those of retried (the same table for every copy)
+// and retriedHeader = 1 (mandatory, confirmed, up to window unconfirmed,
+// on a connection of its own) and acked once its copy is confirmed; a
+// delivery with the header is acked at once. It returns how long it took
+// until n messages came back and were acked: the broker's ceiling for a
+// pattern in which every message is retried once through a TTL tier that
+// dead-letters it back. The headers a copy carries are part of that
+// ceiling: the broker decodes and re-encodes them when it dead-letters the
+// copy (README, "Performance").
+func RawRetryLoop(tb testing.TB, queue, exchange, key, retriedHeader string, retried amqp.Table, n, prefetch, window int) time.Duration {
 	tb.Helper()
 	cch, pch, confirms := rawPipe(tb, "retry", prefetch, window)
 	returns := pch.NotifyReturn(make(chan amqp.Return, window+1))
@@ -480,6 +484,9 @@ func RawRetryLoop(tb testing.TB, queue, exchange, key, retriedHeader string, n, 
 			backlog = backlog[1:]
 			h := amqp.Table{}
 			for k, v := range d.Headers {
+				h[k] = v
+			}
+			for k, v := range retried {
 				h[k] = v
 			}
 			h[retriedHeader] = int32(1)
