@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,4 +169,54 @@ func TestReplayRefusesUnknownOrigin(t *testing.T) {
 		t.Errorf("output %q: want the refusal sentence for lost-1", r.stdout)
 	}
 	brokertest.WaitDepth(t, q, 1, 15*time.Second)
+}
+
+// TestManyRefusalsAreCountedNotListed: a parking lot where no message says
+// its origin is refused whole, however large, with the lists bounded: the
+// plan on a terminal lists the first 50 and counts the rest, -o json lists
+// every one, and the run lists the first MaxListedFailures and counts the
+// rest. Nothing leaves the queue.
+func TestManyRefusalsAreCountedNotListed(t *testing.T) {
+	const n = replay.MaxListedFailures + 150
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, "", q, n, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: idOf(i), Body: []byte("x")}
+	})
+	brokertest.WaitDepth(t, q, n, 15*time.Second)
+	c := newCLI(t)
+
+	plan := c.must(3, "", "replay", q, "--all", "--dry-run")
+	if want := fmt.Sprintf("0 message(s) in %s to replay, %d refused", q, n); !strings.Contains(plan.stdout, want) {
+		t.Errorf("plan %q: want %q", plan.stdout, want)
+	}
+	if got := strings.Count(plan.stdout, "  refused "); got != 50 {
+		t.Errorf("plan lists %d refusals, want the first 50", got)
+	}
+	if want := fmt.Sprintf("… and %d more refused", n-50); !strings.Contains(plan.stdout, want) {
+		t.Errorf("plan %q: want %q", plan.stdout, want)
+	}
+
+	js := c.must(3, "", "replay", q, "--all", "--dry-run", "-o", "json")
+	first, _, _ := strings.Cut(js.stdout, "\n")
+	var p replay.Plan
+	if err := json.Unmarshal([]byte(first), &p); err != nil {
+		t.Fatalf("plan line %q: %v", first, err)
+	}
+	if len(p.Refused) != n || p.Refused[n-1].Err == "" {
+		t.Errorf("-o json plan lists %d refusals, want all %d with their reason", len(p.Refused), n)
+	}
+
+	run := c.must(3, "", "replay", q, "--all", "--yes")
+	if got := strings.Count(run.stdout, "not done: "); got != replay.MaxListedFailures {
+		t.Errorf("result lists %d failures, want the first %d", got, replay.MaxListedFailures)
+	}
+	if want := fmt.Sprintf("… and %d more not done", n-replay.MaxListedFailures); !strings.Contains(run.stdout, want) {
+		t.Errorf("result %q: want %q", run.stdout, want)
+	}
+	if !strings.Contains(run.stderr, retrycore.ErrUnknownOrigin.Error()) {
+		t.Errorf("error line %q: want the one reason", run.stderr)
+	}
+	brokertest.WaitDepth(t, q, n, 15*time.Second)
 }

@@ -25,8 +25,11 @@ type Plan struct {
 	// Chosen is how many they are (whether kept or handed out).
 	Chosen int `json:"-"`
 	// Refused are chosen messages that would not be sent (unknown origin,
-	// unknown failed queue with TargetQueue), with the reason.
-	Refused []Failure `json:"refused,omitempty"`
+	// unknown failed queue with TargetQueue), with the reason: every one
+	// from Plan, the first MaxListedFailures from PlanEach (none when a
+	// PlanSink.Refused takes them). RefusedCount is how many they are.
+	Refused      []Failure `json:"refused,omitempty"`
+	RefusedCount int       `json:"-"`
 	// Missing lists requested ids that are not in the queue.
 	Missing []string `json:"missing,omitempty"`
 	// Routes has one preview per destination, most messages first.
@@ -120,19 +123,30 @@ func (r RoutePreview) OtherQueues() []string {
 // chosen message: for a parking lot of any size, PlanEach.
 func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
 	var items []PlanItem
-	p, err := s.PlanEach(ctx, o, func(it PlanItem) error {
-		items = append(items, it)
-		return nil
+	var refused []Failure
+	p, err := s.PlanEach(ctx, o, PlanSink{
+		Item:    func(it PlanItem) error { items = append(items, it); return nil },
+		Refused: func(f Failure) error { refused = append(refused, f); return nil },
 	})
-	p.Items = items
+	p.Items, p.Refused = items, refused
 	return p, err
 }
 
-// PlanEach is Plan that hands each chosen message to each (nil: only
-// counted) as the pass finds it, and keeps none: Plan.Items is empty, and
-// the counts, routes and resets are those of every message. An error from
-// each ends the pass and is returned.
-func (s *Session) PlanEach(ctx context.Context, o Options, each func(PlanItem) error) (Plan, error) {
+// PlanSink takes a plan's messages as the pass finds them, so that a plan
+// of a parking lot of any size holds none of them.
+type PlanSink struct {
+	// Item takes each message the replay would send (nil: only counted).
+	Item func(PlanItem) error
+	// Refused takes each chosen message that would not be sent (nil: the
+	// first MaxListedFailures are kept in Plan.Refused, the rest counted).
+	Refused func(Failure) error
+}
+
+// PlanEach is Plan that hands each chosen message to the sink as the pass
+// finds it and keeps none: Plan.Items is empty, and the counts, routes and
+// resets are those of every message. An error from the sink ends the pass
+// and is returned.
+func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan, error) {
 	if err := o.check(); err != nil {
 		return Plan{}, err
 	}
@@ -147,7 +161,7 @@ func (s *Session) PlanEach(ctx context.Context, o Options, each func(PlanItem) e
 	plan := Plan{Queue: o.Queue, Facts: p.Facts()}
 	q := s.originQuery(ctx, o.Queue, o.To)
 	routes := &routeAcc{}
-	err = planPass(ctx, p, o, sel, q, &plan, routes, each)
+	err = planPass(ctx, p, o, sel, q, &plan, routes, sink)
 	rep, cerr := p.Close(context.WithoutCancel(ctx))
 	plan.Report = rep
 	plan.Notes = append(plan.Notes, rep.Notes...)
@@ -163,7 +177,7 @@ func (s *Session) PlanEach(ctx context.Context, o Options, each func(PlanItem) e
 	return plan, nil
 }
 
-func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q retrycore.OriginQuery, plan *Plan, routes *routeAcc, each func(PlanItem) error) error {
+func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q retrycore.OriginQuery, plan *Plan, routes *routeAcc, sink PlanSink) error {
 	w := walk{queue: o.Queue, sel: sel, q: q, skip: func(_ string, err error) {
 		plan.Skipped++
 		if plan.Skipped == 1 {
@@ -177,7 +191,16 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 		id, sum := c.id, c.sum
 		dest, err := destinationFor(sum, o.Target)
 		if err != nil {
-			plan.Refused = append(plan.Refused, Failure{ID: id, Err: err.Error()})
+			f := Failure{ID: id, Err: err.Error()}
+			plan.RefusedCount++
+			switch {
+			case sink.Refused != nil:
+				if err := sink.Refused(f); err != nil {
+					return err
+				}
+			case len(plan.Refused) < MaxListedFailures:
+				plan.Refused = append(plan.Refused, f)
+			}
 			continue
 		}
 		item := PlanItem{ID: id, Destination: dest, Error: sum.Facts.Error, Resets: Resets(c.held.Headers), CC: broker.CCKeys(c.held.Headers)}
@@ -199,8 +222,8 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 		}
 		plan.Chosen++
 		routes.add(item)
-		if each != nil {
-			if err := each(item); err != nil {
+		if sink.Item != nil {
+			if err := sink.Item(item); err != nil {
 				return err
 			}
 		}
@@ -344,7 +367,7 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 	t := newTally(o.Progress)
 	lines := map[routeKey]string{}
 	m, merr := s.Management(ctx)
-	plan, err := s.PlanEach(ctx, o, func(it PlanItem) error {
+	plan, err := s.PlanEach(ctx, o, PlanSink{Item: func(it PlanItem) error {
 		k := routeKeyOf(it.Destination, it.CC)
 		line, ok := lines[k]
 		if !ok {
@@ -357,15 +380,15 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 		d := it.Destination
 		t.dryRun(it.ID, &d, line, it.Resets)
 		return nil
-	})
+	}, Refused: func(f Failure) error {
+		t.chosen(f.ID)
+		t.failed(f.ID, errors.New(f.Err), nil, "")
+		return nil
+	}})
 	for _, rp := range plan.Routes {
 		if rp.Warning != "" {
 			t.note(rp.Warning)
 		}
-	}
-	for _, f := range plan.Refused {
-		t.chosen(f.ID)
-		t.failed(f.ID, errors.New(f.Err), nil, "")
 	}
 	for _, id := range plan.Missing {
 		t.failed(id, fmt.Errorf("no message %q in queue %q", id, o.Queue), nil, "")

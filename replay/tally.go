@@ -54,8 +54,14 @@ func (t *tally) failed(id string, err error, dest *retrycore.Destination, replay
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.res.Failed++
-	t.res.Failures = append(t.res.Failures, Failure{ID: id, Err: err.Error()})
-	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: err.Error()})
+	reason := err.Error()
+	if len(t.res.Failures) > 0 && reason != t.res.Failures[0].Err {
+		t.res.mixedReasons = true
+	}
+	if len(t.res.Failures) < MaxListedFailures {
+		t.res.Failures = append(t.res.Failures, Failure{ID: id, Err: reason})
+	}
+	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: reason})
 }
 
 // skipped counts a message left alone on purpose (loop guard, filter error).

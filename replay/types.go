@@ -94,8 +94,13 @@ type Result struct {
 	Done    int `json:"done"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
-	// Failures lists each message that was not done, with the reason.
+	// Failures lists the first MaxListedFailures messages that were not
+	// done, with the reason; Failed counts them all, and each was reported
+	// as it happened (EventFailed).
 	Failures []Failure `json:"failures,omitempty"`
+	// mixedReasons: not every failure had the same reason (tally), also
+	// among those not listed.
+	mixedReasons bool
 	// Resets counts, per retry counter, the copies sent with it reset
 	// (README, "Headers": a fresh retry budget in every convention).
 	Resets map[string]int    `json:"resets,omitempty"`
@@ -104,6 +109,12 @@ type Result struct {
 	// browse pass about quorum delivery limits).
 	Notes []string `json:"notes,omitempty"`
 }
+
+// MaxListedFailures is how many failures a Result lists, and a plan's
+// refusals PlanEach keeps, by id: a run over a parking lot of any size
+// counts the rest, so its memory does not grow with the failures (README,
+// "Memory: a parking lot of any size").
+const MaxListedFailures = 100
 
 // Failure is one message that was not done.
 type Failure struct {
@@ -122,6 +133,7 @@ func (r Result) Err() error {
 	// stderr says why: the one reason, or the first of several.
 	if len(r.Failures) > 0 {
 		e.reason = r.Failures[0].Err
+		e.mixed = r.mixedReasons
 		for _, f := range r.Failures[1:] {
 			if f.Err != e.reason {
 				e.mixed = true

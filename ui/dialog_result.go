@@ -46,8 +46,8 @@ func (d *dialog) summary() (string, statusKind) {
 		text += fmt.Sprintf(", %d failed", r.Failed)
 		if len(r.Failures) > 0 {
 			text += ": " + clean(r.Failures[0].Err)
-			if len(r.Failures) > 1 {
-				text += fmt.Sprintf(" (and %d more)", len(r.Failures)-1)
+			if r.Failed > 1 {
+				text += fmt.Sprintf(" (and %d more)", r.Failed-1)
 			}
 		}
 	}

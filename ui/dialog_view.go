@@ -199,7 +199,7 @@ func (d *dialog) doneLines(inner int) []string {
 	}
 	for i, f := range d.result.Failures {
 		if i == 8 {
-			lines = append(lines, st.Dim.Render(fmt.Sprintf("… and %d more", len(d.result.Failures)-i)))
+			lines = append(lines, st.Dim.Render(fmt.Sprintf("… and %d more", d.result.Failed-i)))
 			break
 		}
 		lines = append(lines, "  "+clean(f.ID)+": "+clean(f.Err))

@@ -53,7 +53,7 @@ func (b sessionBackend) options(req ActionRequest) replay.Options {
 }
 
 func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, error) {
-	p, err := b.s.PlanEach(ctx, b.options(req), nil) // counts and routes; no item a message
+	p, err := b.s.PlanEach(ctx, b.options(req), replay.PlanSink{}) // counts and routes; no item a message
 	if err != nil {
 		return Plan{}, err
 	}
@@ -62,7 +62,7 @@ func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, erro
 
 // planFrom turns replay's plan into what the dialog shows.
 func planFrom(p replay.Plan) Plan {
-	out := Plan{Messages: p.Chosen, Unresolved: len(p.Refused), Resets: p.Resets}
+	out := Plan{Messages: p.Chosen, Unresolved: p.RefusedCount, Resets: p.Resets}
 	for _, r := range p.Routes {
 		pr := PlannedRoute{
 			Destination: r.Destination, Messages: r.Messages, Queues: r.Queues,
@@ -72,7 +72,7 @@ func planFrom(p replay.Plan) Plan {
 		out.Routes = append(out.Routes, pr)
 	}
 	if len(p.Refused) > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) would not be sent: %s", len(p.Refused), p.Refused[0].Err))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) would not be sent: %s", p.RefusedCount, p.Refused[0].Err))
 	}
 	if len(p.Missing) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) are no longer in the queue", len(p.Missing)))

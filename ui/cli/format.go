@@ -108,8 +108,9 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	var b strings.Builder
 	chosen := max(p.Chosen, len(p.Items)) // PlanEach keeps only the first items
 	fmt.Fprintf(&b, "%d message(s) in %s to replay", chosen, p.Queue)
-	if len(p.Refused) > 0 {
-		fmt.Fprintf(&b, ", %d refused", len(p.Refused))
+	refused := max(p.RefusedCount, len(p.Refused)) // PlanEach keeps only the first refusals
+	if refused > 0 {
+		fmt.Fprintf(&b, ", %d refused", refused)
 	}
 	b.WriteString("\n")
 	for _, r := range p.Routes {
@@ -132,8 +133,16 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	if chosen > shown {
 		fmt.Fprintf(&b, "  … and %d more\n", chosen-shown)
 	}
+	listed := 0
 	for _, f := range p.Refused {
+		if maxItems > 0 && listed >= maxItems {
+			break
+		}
 		fmt.Fprintf(&b, "  refused %s: %s\n", f.ID, f.Err)
+		listed++
+	}
+	if refused > listed {
+		fmt.Fprintf(&b, "  … and %d more refused\n", refused-listed)
 	}
 	for _, id := range p.Missing {
 		fmt.Fprintf(&b, "  not found: %s\n", id)
@@ -162,6 +171,9 @@ func WriteResult(w io.Writer, verb string, r replay.Result) error {
 	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "not done: %s: %s\n", f.ID, f.Err)
+	}
+	if r.Failed > len(r.Failures) {
+		fmt.Fprintf(&b, "… and %d more not done (-o json reports each as it happens)\n", r.Failed-len(r.Failures))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

@@ -14,41 +14,93 @@ import (
 )
 
 // showPlanJSON prints a plan with -o json: the one JSON line WriteJSONLines
-// gives a replay.Plan, byte for byte, with its items streamed. The pass
-// writes each item to a private temporary file; once it has succeeded the
-// line is written with the items copied from there, so a failed pass
-// prints nothing, as before, and a million items are never in memory.
+// gives a replay.Plan, byte for byte, with its items and refusals
+// streamed. The pass writes each to a private temporary file; once it has
+// succeeded the line is written with them copied from there, so a failed
+// pass prints nothing, as before, and a million items are never in memory.
 func showPlanJSON(ctx context.Context, f *Factory, s *replay.Session, o replay.Options) (replay.Plan, error) {
-	tmp, err := os.CreateTemp("", "parkinglot-plan-*.jsonl") // 0600
+	items, err := newJSONSpool()
 	if err != nil {
-		return replay.Plan{}, fmt.Errorf("plan: %w", err)
+		return replay.Plan{}, err
 	}
-	defer func() { _ = tmp.Close(); _ = os.Remove(tmp.Name()) }()
-	bw := bufio.NewWriter(tmp)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	p, err := s.PlanEach(ctx, o, func(it replay.PlanItem) error { return enc.Encode(hintItem(it)) })
+	defer items.remove()
+	refused, err := newJSONSpool()
+	if err != nil {
+		return replay.Plan{}, err
+	}
+	defer refused.remove()
+	p, err := s.PlanEach(ctx, o, replay.PlanSink{
+		Item:    func(it replay.PlanItem) error { return items.add(hintItem(it)) },
+		Refused: func(r replay.Failure) error { return refused.add(replay.Failure{ID: r.ID, Err: hint(r.Err)}) },
+	})
 	if err != nil {
 		return p, destinationErr(err)
 	}
-	if err := bw.Flush(); err != nil {
-		return p, fmt.Errorf("plan: %w", err)
+	ir, err := items.rewind()
+	if err != nil {
+		return p, err
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return p, fmt.Errorf("plan: %w", err)
+	rr, err := refused.rewind()
+	if err != nil {
+		return p, err
 	}
-	return p, writePlanLine(f.IOStreams.Out, hintPlan(p), p.Chosen, bufio.NewReader(tmp))
+	return p, writePlanLine(f.IOStreams.Out, hintPlan(p), jsonArray{items.n, ir}, jsonArray{refused.n, rr})
+}
+
+// jsonSpool is a private (0600) temporary file of JSON values, one a line.
+type jsonSpool struct {
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder
+	n   int
+}
+
+func newJSONSpool() (*jsonSpool, error) {
+	f, err := os.CreateTemp("", "parkinglot-plan-*.jsonl") // 0600
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &jsonSpool{f: f, w: w, enc: enc}, nil
+}
+
+func (j *jsonSpool) add(v any) error {
+	j.n++
+	return j.enc.Encode(v)
+}
+
+// rewind flushes the file and reads it from the start.
+func (j *jsonSpool) rewind() (*bufio.Reader, error) {
+	if err := j.w.Flush(); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return bufio.NewReader(j.f), nil
+}
+
+func (j *jsonSpool) remove() { _ = j.f.Close(); _ = os.Remove(j.f.Name()) }
+
+// jsonArray is n JSON values, one a line, to be written as an array.
+type jsonArray struct {
+	n     int
+	lines *bufio.Reader
 }
 
 // itemsNull is how the plan's items encode when there are none. It comes
 // right after the queue, whose name is a JSON string (any quote in it
-// escaped), so its first occurrence is the field.
+// escaped), so its first occurrence is the field. The refusals, when
+// there are none, are left out (omitempty), and when there are they come
+// right after the items.
 var itemsNull = []byte(`,"items":null`)
 
-// writePlanLine writes p (without items) as WriteJSONLines would, with n
-// items, one JSON object a line, read from items in place of its "items".
-func writePlanLine(w io.Writer, p replay.Plan, n int, items *bufio.Reader) error {
-	p.Items = nil
+// writePlanLine writes p (without items and refusals) as WriteJSONLines
+// would, with the items and the refusals read from their arrays in place.
+func writePlanLine(w io.Writer, p replay.Plan, items, refused jsonArray) error {
+	p.Items, p.Refused = nil, nil
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetEscapeHTML(false)
@@ -61,34 +113,45 @@ func writePlanLine(w io.Writer, p replay.Plan, n int, items *bufio.Reader) error
 	}
 	out := bufio.NewWriter(w)
 	out.Write(head.Bytes()[:at])
-	if n == 0 {
+	if items.n == 0 {
 		out.Write(itemsNull)
-	} else {
-		out.WriteString(`,"items":[`)
-		for i := 0; ; i++ {
-			line, err := items.ReadSlice('\n')
-			if errors.Is(err, bufio.ErrBufferFull) {
-				// A long item: copy what was read (the next read reuses the
-				// buffer), then read the rest of its line.
-				head := append([]byte(nil), line...)
-				rest, rerr := items.ReadBytes('\n')
-				line, err = append(head, rest...), rerr
-			}
-			if len(line) > 0 {
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				out.Write(bytes.TrimSuffix(line, []byte("\n")))
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("plan: %w", err)
-			}
+	} else if err := writeJSONArray(out, "items", items.lines); err != nil {
+		return err
+	}
+	if refused.n > 0 {
+		if err := writeJSONArray(out, "refused", refused.lines); err != nil {
+			return err
 		}
-		out.WriteByte(']')
 	}
 	out.Write(head.Bytes()[at+len(itemsNull):])
 	return out.Flush()
+}
+
+// writeJSONArray writes `,"name":[…]` with the values read one a line.
+func writeJSONArray(out *bufio.Writer, name string, lines *bufio.Reader) error {
+	out.WriteString(`,"` + name + `":[`)
+	for i := 0; ; i++ {
+		line, err := lines.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long value: copy what was read (the next read reuses the
+			// buffer), then read the rest of its line.
+			head := append([]byte(nil), line...)
+			rest, rerr := lines.ReadBytes('\n')
+			line, err = append(head, rest...), rerr
+		}
+		if len(line) > 0 {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(bytes.TrimSuffix(line, []byte("\n")))
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	out.WriteByte(']')
+	return nil
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// TestPlanLineIsTheEncodedPlan: the plan streamed with its items read from
-// a file is byte for byte the line WriteJSONLines writes for the whole
-// plan — with no items, one, many, a long one, and a queue whose name
-// holds what the items field looks like.
+// TestPlanLineIsTheEncodedPlan: the plan streamed with its items and
+// refusals read from files is byte for byte the line WriteJSONLines writes
+// for the whole plan — with no items, one, many, a long one, refusals with
+// and without items, and a queue whose name holds what the items field
+// looks like.
 func TestPlanLineIsTheEncodedPlan(t *testing.T) {
 	long := string(bytes.Repeat([]byte("e"), 10_000)) // longer than bufio's buffer
 	item := func(id, err string) replay.PlanItem {
@@ -27,21 +28,21 @@ func TestPlanLineIsTheEncodedPlan(t *testing.T) {
 		"many": {Queue: `odd,"items":null,"x`, Items: []replay.PlanItem{item("a", "x"), item("b", long), item("c", "\n")},
 			Refused: []replay.Failure{{ID: "d", Err: "no origin"}}, Missing: []string{"e"}, Skipped: 2,
 			Resets: map[string]int{"x-retry-count": 3}, Notes: []string{"n"}, Report: broker.PassReport{Seen: 6}},
+		"refused only": {Queue: "orders.dlq", Refused: []replay.Failure{{ID: "a", Err: "no origin"}, {ID: "b", Err: long}}, Missing: []string{"c"}},
 	} {
 		var want bytes.Buffer
 		if err := WriteJSONLines(&want, []replay.Plan{p}); err != nil {
 			t.Fatal(err)
 		}
-		var items bytes.Buffer
-		enc := json.NewEncoder(&items)
-		enc.SetEscapeHTML(false)
+		var items, refused bytes.Buffer
 		for _, it := range p.Items {
-			if err := enc.Encode(it); err != nil {
-				t.Fatal(err)
-			}
+			encodeLine(t, &items, it)
+		}
+		for _, f := range p.Refused {
+			encodeLine(t, &refused, f)
 		}
 		var got bytes.Buffer
-		if err := writePlanLine(&got, p, len(p.Items), bufio.NewReader(&items)); err != nil {
+		if err := writePlanLine(&got, p, jsonArray{len(p.Items), bufio.NewReader(&items)}, jsonArray{len(p.Refused), bufio.NewReader(&refused)}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if g, w := got.Bytes(), want.Bytes(); !bytes.Equal(g, w) {
@@ -52,5 +53,14 @@ func TestPlanLineIsTheEncodedPlan(t *testing.T) {
 			t.Errorf("%s: differs at byte %d of %d (want %d):\n got  …%q\n want …%q", name, at, len(g), len(w),
 				g[max(at-40, 0):min(at+40, len(g))], w[max(at-40, 0):min(at+40, len(w))])
 		}
+	}
+}
+
+func encodeLine(t *testing.T, w *bytes.Buffer, v any) {
+	t.Helper()
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
 	}
 }

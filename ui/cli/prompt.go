@@ -42,12 +42,12 @@ func showPlan(ctx context.Context, f *Factory, s *replay.Session, o replay.Optio
 		return showPlanJSON(ctx, f, s, o)
 	}
 	var first []replay.PlanItem
-	p, err := s.PlanEach(ctx, o, func(it replay.PlanItem) error {
+	p, err := s.PlanEach(ctx, o, replay.PlanSink{Item: func(it replay.PlanItem) error {
 		if len(first) < previewRows {
 			first = append(first, it)
 		}
 		return nil
-	})
+	}})
 	if err != nil {
 		return p, destinationErr(err)
 	}
