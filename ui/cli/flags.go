@@ -110,9 +110,14 @@ func hintFailures(fs []replay.Failure) []replay.Failure {
 	}
 	out := make([]replay.Failure, len(fs))
 	for i, f := range fs {
-		out[i] = replay.Failure{ID: f.ID, Err: hint(f.Err)}
+		out[i] = hintFailure(f)
 	}
 	return out
+}
+
+// hintFailure adds the flag that mends a failure to its reason.
+func hintFailure(f replay.Failure) replay.Failure {
+	return replay.Failure{ID: f.ID, Err: hint(f.Err)}
 }
 
 // The command line names the sources the engine describes by the flag

@@ -31,7 +31,7 @@ func showPlanJSON(ctx context.Context, f *Factory, s *replay.Session, o replay.O
 	defer refused.remove()
 	p, err := s.PlanEach(ctx, o, replay.PlanSink{
 		Item:    func(it replay.PlanItem) error { return items.add(hintItem(it)) },
-		Refused: func(r replay.Failure) error { return refused.add(replay.Failure{ID: r.ID, Err: hint(r.Err)}) },
+		Refused: func(r replay.Failure) error { return refused.add(hintFailure(r)) },
 	})
 	if err != nil {
 		return p, destinationErr(err)
