@@ -58,6 +58,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer sel.close()
 	passLimit := 0
 	if sel.filter == nil && sel.ids == nil {
 		passLimit = o.Limit // without a filter the pass itself can stop early
@@ -121,7 +122,7 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 			return err
 		}
 		sum := summarize(ctx, h.Message, h.ID(), q)
-		ok, err := sel.match(h.Message, sum, o.Queue, now)
+		_, ok, err := sel.match(h.Message, sum, o.Queue, now)
 		if err != nil {
 			b.Skipped++
 			if b.Skipped == 1 {

@@ -16,6 +16,7 @@ type chosen struct {
 	held *broker.Held
 	id   string
 	sum  Summary
+	pos  int // its place in the selection's id set (noPos without one)
 }
 
 // walk says how a command reads a pass: which queue, which selection, how
@@ -54,14 +55,14 @@ func (w walk) chosen(ctx context.Context, p *broker.Pass) iter.Seq2[chosen, erro
 				continue
 			}
 			sum := summarize(ctx, h.Message, id, w.q)
-			ok, ferr := w.sel.match(h.Message, sum, w.queue, now)
+			pos, ok, ferr := w.sel.match(h.Message, sum, w.queue, now)
 			if ferr != nil {
 				if w.skip != nil {
 					w.skip(id, ferr)
 				}
 				continue
 			}
-			if ok && !yield(chosen{held: h, id: id, sum: sum}, nil) {
+			if ok && !yield(chosen{held: h, id: id, sum: sum, pos: pos}, nil) {
 				return
 			}
 		}

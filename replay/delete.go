@@ -29,6 +29,7 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer sel.close()
 	audit, err := s.openAudit()
 	if err != nil {
 		return Result{}, err
@@ -48,8 +49,8 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 	t.pass(rep)
 	if err == nil {
 		err = cerr
-		for _, id := range sel.missing() {
-			t.failed(id, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, o.Queue)}, nil, "")
+		if merr := reportMissing(sel, t, o.Queue); err == nil {
+			err = merr
 		}
 	}
 	return t.finish(), err

@@ -170,6 +170,7 @@ func (s *Session) FinishEdit(ctx context.Context, d *EditDraft, o Options) (Resu
 	if err != nil {
 		return Result{}, err
 	}
+	defer sel.close()
 	r, err := s.newRun(EventReplayed, 0, 1, o.Progress)
 	if err != nil {
 		return Result{}, err

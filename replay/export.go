@@ -51,6 +51,7 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer sel.close()
 	var audit *auditLog
 	if o.Remove {
 		if audit, err = s.openAudit(); err != nil {
@@ -103,8 +104,8 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 	t.pass(rep)
 	if err == nil {
 		err = cerr
-		for _, id := range sel.missing() {
-			t.failed(id, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, o.Queue)}, nil, "")
+		if merr := reportMissing(sel, t, o.Queue); err == nil {
+			err = merr
 		}
 	}
 	return t.finish(), err

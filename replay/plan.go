@@ -154,6 +154,7 @@ func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan,
 	if err != nil {
 		return Plan{}, err
 	}
+	defer sel.close()
 	p, err := s.openPass(ctx, o.Queue, 0)
 	if err != nil {
 		return Plan{}, err
@@ -171,7 +172,12 @@ func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan,
 	if err != nil {
 		return plan, err
 	}
-	plan.Missing = sel.missing()
+	for id, err := range sel.missing {
+		if err != nil {
+			return plan, err
+		}
+		plan.Missing = append(plan.Missing, id)
+	}
 	sort.Strings(plan.Missing)
 	plan.Routes = s.previewRoutes(ctx, routes)
 	return plan, nil

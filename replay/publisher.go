@@ -21,6 +21,7 @@ import (
 type job struct {
 	held     *broker.Held // the parked copy, acked after the confirm; nil for import
 	id       string       // for reports
+	pos      int          // place in the selection's id set, for a selection by id
 	key      string       // identity across the passes of one run
 	replayID string       // "" for import (the message is restored as it was)
 	dest     retrycore.Destination

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay/bitset"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -90,6 +91,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer sel.close()
 	r, err := s.newRun(EventReplayed, o.Rate, o.Window, o.Progress)
 	if err != nil {
 		return Result{}, err
@@ -160,14 +162,12 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 	defer pub.close()
 	if sel.ids != nil {
 		r.mu.Lock()
-		r.finished = map[string]bool{}
+		r.finished = &bitset.Set{}
 		r.mu.Unlock()
 	}
 	for attempt := 0; ; attempt++ {
-		for _, id := range r.finishedIDs() {
-			sel.finish(id)
-		}
-		if sel.ids != nil && len(sel.ids) == 0 {
+		r.finishIn(sel)
+		if sel.ids != nil && sel.remaining() == 0 {
 			return nil
 		}
 		sel.newPass()
@@ -185,10 +185,7 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		}
 		if perr == nil && cerr == nil {
 			r.passDone(false)
-			for _, id := range sel.missing() {
-				r.tally.failed(id, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, queue)}, nil, "")
-			}
-			return nil
+			return reportMissing(sel, r.tally, queue)
 		}
 		if perr == nil {
 			perr = cerr
@@ -230,10 +227,10 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		}
 		j, err := prepare(h, sum, rid)
 		if err != nil {
-			r.failedFor(&job{id: id, key: key}, err)
+			r.failedFor(&job{id: id, key: key, pos: c.pos}, err)
 			continue
 		}
-		j.key = key
+		j.key, j.pos = key, c.pos
 		j.counted = prior != nil && prior.counted
 		r.markSent(rid)
 		select {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay/bitset"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -68,9 +69,9 @@ type run struct {
 	// confirmed: copies removed in the current pass (see pendingCopy.counted).
 	confirmed  confirmedLog
 	failedKeys map[string]int // failed for good in this run: not tried again
-	// finished: ids done or failed, for a selection by id across passes
-	// (nil, and not kept, for a selection by filter or --all).
-	finished map[string]bool
+	// finished: positions in the selection's id set done or failed, for a
+	// selection by id across passes (nil for a selection by filter or --all).
+	finished *bitset.Set
 }
 
 type pendingCopy struct {
@@ -189,8 +190,8 @@ func (r *run) takeFailed(key string) bool {
 func (r *run) failedFor(j *job, err error) {
 	r.mu.Lock()
 	r.failedKeys[j.key]++
-	if r.finished != nil {
-		r.finished[j.id] = true
+	if r.finished != nil && j.pos >= 0 {
+		r.finished.Put(j.pos, true)
 	}
 	r.mu.Unlock()
 	if j.counted {
@@ -211,8 +212,8 @@ func (r *run) failedFor(j *job, err error) {
 func (r *run) doneFor(j *job) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.finished != nil {
-		r.finished[j.id] = true
+	if r.finished != nil && j.pos >= 0 {
+		r.finished.Put(j.pos, true)
 	}
 	if j.replayID != "" {
 		r.confirmed.add(j.key, pendingCopy{id: j.id, replayID: j.replayID, counted: true})
@@ -227,15 +228,17 @@ func (r *run) notRemoved(j *job, err error) {
 	r.s.log.Warn("copy confirmed but the parked message could not be removed; it will be sent again with the same replay id", "id", j.id, "replay_id", j.replayID, "err", err)
 }
 
-// finishedIDs returns the ids done or failed so far.
-func (r *run) finishedIDs() []string {
+// finishIn marks in sel what is done or failed so far, so the next pass
+// does not look for it.
+func (r *run) finishIn(sel *selection) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.finished))
-	for id := range r.finished {
-		out = append(out, id)
+	if r.finished == nil {
+		return
 	}
-	return out
+	for pos := range r.finished.All() {
+		sel.finish(pos)
+	}
 }
 
 // leftovers reports copies delivered whose parked original is still there

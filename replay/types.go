@@ -39,10 +39,14 @@ func (s Summary) Age(now time.Time) time.Duration {
 	return now.Sub(s.ParkedAt)
 }
 
-// Selector chooses the messages a command acts on. Exactly one of IDs, All
-// and Filter is set (Filter may combine with IDs: both must match).
+// Selector chooses the messages a command acts on. Exactly one of IDs (or
+// Chosen), All and Filter is set (Filter may combine with IDs: both must
+// match).
 type Selector struct {
-	IDs    []string
+	IDs []string
+	// Chosen is a selection by id too, built by the caller and kept
+	// compact (the TUI's selection of many rows); the caller closes it.
+	Chosen *IDSet
 	All    bool
 	Filter string // an expr-lang expression over the message (see filter.go)
 }

@@ -113,19 +113,32 @@ func (m *messageScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.vp.ScrollRight(8)
 	case key.Matches(msg, k.Back):
 		return pop
-	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany):
-		m.acted = true
-		return openDialog(newReplayDialog(m.c, m.queue, "message "+clean(m.sum.ID), []string{m.sum.ID}))
 	case key.Matches(msg, k.Edit):
 		m.acted = true
 		return openDialog(newEditDialog(m.c, m.queue, m.sum.ID))
-	case key.Matches(msg, k.Delete):
-		m.acted = true
-		return openDialog(newDeleteDialog(m.c, m.queue, "message "+clean(m.sum.ID), []string{m.sum.ID}))
-	case key.Matches(msg, k.Export):
-		return openDialog(newExportDialog(m.c, m.queue, "message "+clean(m.sum.ID), []string{m.sum.ID}))
+	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany), key.Matches(msg, k.Delete), key.Matches(msg, k.Export):
+		return m.action(msg)
 	}
 	return nil
+}
+
+// action opens the dialog that replays, deletes or exports this message.
+func (m *messageScreen) action(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.keys
+	ids, err := replay.IDSetOf(m.sum.ID)
+	if err != nil {
+		return status(statusError, err.Error())
+	}
+	what := "message " + clean(m.sum.ID)
+	switch {
+	case key.Matches(msg, k.Delete):
+		m.acted = true
+		return openDialog(newDeleteDialog(m.c, m.queue, what, ids))
+	case key.Matches(msg, k.Export):
+		return openDialog(newExportDialog(m.c, m.queue, what, ids))
+	}
+	m.acted = true
+	return openDialog(newReplayDialog(m.c, m.queue, what, ids))
 }
 
 func (m *messageScreen) View() string { return m.vp.View() }

@@ -35,8 +35,10 @@ type dialog struct {
 	c     *common
 	kind  actionKind
 	queue string
-	what  string   // what is chosen, for people: "group “…” (12 messages)"
-	ids   []string // exactly the messages chosen
+	what  string        // what is chosen, for people: "group “…” (12 messages)"
+	ids   *replay.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
+	id    string        // edit: the one message
+	n     int           // how many messages (distinct ids)
 	bulk  bool
 	// shared counts chosen rows whose id another chosen row has too: the
 	// backend acts on one copy per id.
@@ -67,8 +69,12 @@ type dialog struct {
 	width int
 }
 
-func newDialog(c *common, kind actionKind, queue, what string, ids []string) *dialog {
-	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids, bulk: len(ids) > 1}
+func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet) *dialog {
+	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids, n: 1}
+	if ids != nil {
+		d.n = ids.Len()
+	}
+	d.bulk = d.n > 1
 	d.dest = textinput.New()
 	d.dest.Prompt = ""
 	d.dest.Placeholder = "EXCHANGE:ROUTING_KEY (empty: the origin above)"
@@ -100,19 +106,21 @@ func newDialog(c *common, kind actionKind, queue, what string, ids []string) *di
 	return d
 }
 
-func newReplayDialog(c *common, queue, what string, ids []string) *dialog {
+func newReplayDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
 	return newDialog(c, actionReplay, queue, what, ids)
 }
 
 func newEditDialog(c *common, queue, id string) *dialog {
-	return newDialog(c, actionEdit, queue, "message "+clean(id), []string{id})
+	d := newDialog(c, actionEdit, queue, "message "+clean(id), nil)
+	d.id = id
+	return d
 }
 
-func newDeleteDialog(c *common, queue, what string, ids []string) *dialog {
+func newDeleteDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
 	return newDialog(c, actionDelete, queue, what, ids)
 }
 
-func newExportDialog(c *common, queue, what string, ids []string) *dialog {
+func newExportDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
 	return newDialog(c, actionExport, queue, what, ids)
 }
 
@@ -131,7 +139,7 @@ func (d *dialog) Init() tea.Cmd {
 		return d.replan()
 	case actionEdit:
 		d.state = dlgPreparing
-		return prepareEdit(d.c, d, d.queue, d.ids[0])
+		return prepareEdit(d.c, d, d.queue, d.id)
 	}
 	return nil
 }
@@ -171,7 +179,10 @@ func (d *dialog) focusField(i int) tea.Cmd {
 
 // request builds the action from the dialog's fields.
 func (d *dialog) request() (ActionRequest, error) {
-	req := ActionRequest{Queue: d.queue, Select: replay.Selector{IDs: d.ids}}
+	req := ActionRequest{Queue: d.queue, Select: replay.Selector{Chosen: d.ids}}
+	if d.ids == nil {
+		req.Select = replay.Selector{IDs: []string{d.id}}
+	}
 	if d.onlyQueue {
 		req.Target = replay.TargetQueue
 	}
@@ -349,7 +360,7 @@ func (d *dialog) confirm() tea.Cmd {
 		d.problem = "type the file to export to"
 		return nil
 	}
-	d.state, d.ev = dlgRunning, replay.Event{Total: len(d.ids)}
+	d.state, d.ev = dlgRunning, replay.Event{Total: d.n}
 	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
 	d.run = f
 	return cmd

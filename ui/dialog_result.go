@@ -67,6 +67,9 @@ func (d *dialog) summary() (string, statusKind) {
 
 // close removes the dialog, discarding an unsent edit.
 func (d *dialog) close(text string, kind statusKind) tea.Cmd {
+	// Nothing runs once the dialog closes (a plan still on its way reads
+	// a closed set and is ignored).
+	d.ids.Close()
 	if d.draft != nil {
 		d.c.backend.DiscardEdit(d.draft)
 		d.draft = nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -202,7 +203,7 @@ func (s *fakeSource) Get(i int) (broker.Message, error) {
 func (s *fakeSource) Close() error { return nil }
 
 func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
-	f.record(fmt.Sprintf("plan %s %d to=%v target=%s", req.Queue, len(req.Select.IDs), req.To, req.Target))
+	f.record(fmt.Sprintf("plan %s %d to=%v target=%s", req.Queue, len(f.chosen(req)), req.To, req.Target))
 	if f.planErr != nil {
 		return Plan{}, f.planErr
 	}
@@ -210,7 +211,7 @@ func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
 		return *f.plan, nil
 	}
 	r := PlannedRoute{Destination: retrycore.Destination{Exchange: "demo.main", RoutingKey: "payment.execute"},
-		Source: retrycore.HeaderOriginalExchange, Messages: len(req.Select.IDs), Queues: []string{"demo.main.queue"}, Known: true, FailedQueues: []string{"demo.main.queue"}}
+		Source: retrycore.HeaderOriginalExchange, Messages: len(f.chosen(req)), Queues: []string{"demo.main.queue"}, Known: true, FailedQueues: []string{"demo.main.queue"}}
 	switch {
 	case req.To != nil:
 		r.Destination, r.Source, r.Queues = *req.To, "typed destination", nil
@@ -218,7 +219,25 @@ func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
 		r.Destination = retrycore.Destination{RoutingKey: "demo.main.queue"}
 		r.Source = "the failed queue alone"
 	}
-	return Plan{Messages: len(req.Select.IDs), Routes: []PlannedRoute{r}}, nil
+	return Plan{Messages: len(f.chosen(req)), Routes: []PlannedRoute{r}}, nil
+}
+
+// chosen is the ids the request selects that queue holds, in queue order,
+// once each (as the engine's pass finds them).
+func (f *fakeBackend) chosen(req ActionRequest) []string {
+	want := func(id string) bool { return slices.Contains(req.Select.IDs, id) }
+	if req.Select.Chosen != nil {
+		want = func(id string) bool { in, _ := req.Select.Chosen.Contains(id); return in }
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, m := range f.messages[req.Queue] {
+		if want(m.sum.ID) && !slices.Contains(out, m.sum.ID) {
+			out = append(out, m.sum.ID)
+		}
+	}
+	return out
 }
 
 // remove takes the ids out of queue, reporting progress, honouring the gate.
@@ -227,8 +246,9 @@ func (f *fakeBackend) remove(ctx context.Context, kind replay.EventKind, req Act
 	f.lastReq = req
 	f.mu.Unlock()
 	var res replay.Result
-	total := len(req.Select.IDs)
-	for _, id := range req.Select.IDs {
+	ids := f.chosen(req)
+	total := len(ids)
+	for _, id := range ids {
 		if f.gate != nil {
 			select {
 			case <-f.gate:
@@ -261,17 +281,17 @@ func (f *fakeBackend) remove(ctx context.Context, kind replay.EventKind, req Act
 }
 
 func (f *fakeBackend) Replay(ctx context.Context, req ActionRequest) (replay.Result, error) {
-	f.record(fmt.Sprintf("replay %s %d rate=%g", req.Queue, len(req.Select.IDs), req.Rate))
+	f.record(fmt.Sprintf("replay %s %d rate=%g", req.Queue, len(f.chosen(req)), req.Rate))
 	return f.remove(ctx, replay.EventReplayed, req, false)
 }
 
 func (f *fakeBackend) Delete(ctx context.Context, req ActionRequest) (replay.Result, error) {
-	f.record(fmt.Sprintf("delete %s %d", req.Queue, len(req.Select.IDs)))
+	f.record(fmt.Sprintf("delete %s %d", req.Queue, len(f.chosen(req))))
 	return f.remove(ctx, replay.EventDeleted, req, false)
 }
 
 func (f *fakeBackend) Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
-	f.record(fmt.Sprintf("export %s %d %s", req.Queue, len(req.Select.IDs), path))
+	f.record(fmt.Sprintf("export %s %d %s", req.Queue, len(f.chosen(req)), path))
 	return f.remove(ctx, replay.EventExported, req, true)
 }
 

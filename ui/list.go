@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // queueSource is the message copies of the latest browse, shared with the
@@ -42,7 +43,7 @@ type messagesScreen struct {
 	openGroup string // the group opened from the grouped view
 	groupPos  int    // the grouped view's cursor, restored on esc
 	selected  selection
-	carry     map[string]bool // ids selected before a fresh browse, found again as it streams
+	carry     *replay.IDSet // ids selected before a fresh browse, found again as it streams
 
 	rows    []int32    // flat view: indices into data
 	groups  []msgGroup // grouped view
@@ -84,13 +85,10 @@ func (m *messagesScreen) load() tea.Cmd {
 	} else {
 		// Streamed in afresh: a selection made on the part loaded so far
 		// is found again by id as the messages arrive.
-		m.carry = nil
+		m.dropCarry()
 		if m.selected.len() > 0 {
-			if ids, err := m.data.ids(m.selected.indices()); err == nil {
-				m.carry = make(map[string]bool, len(ids))
-				for _, id := range ids {
-					m.carry[id] = true
-				}
+			if ids, err := m.data.idSet(m.selected.indices()); err == nil {
+				m.carry = ids
 			}
 			m.selected.clear()
 		}
@@ -125,11 +123,18 @@ func (m *messagesScreen) dropPending() {
 func (m *messagesScreen) Close() {
 	m.stopLoading()
 	m.dropPending()
+	m.dropCarry()
 	m.data.close()
 	if m.source.src != nil {
 		_ = m.source.src.Close()
 		m.source.src = nil
 	}
+}
+
+// dropCarry forgets the selection carried into a fresh browse.
+func (m *messagesScreen) dropCarry() {
+	m.carry.Close()
+	m.carry = nil
 }
 
 func (m *messagesScreen) Title() string {
@@ -168,7 +173,10 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 		if m.pending == nil {
 			for k, s := range msg.batch {
-				if m.carry[s.ID] {
+				if m.carry == nil {
+					break
+				}
+				if in, err := m.carry.Contains(s.ID); in && err == nil {
 					m.selected.set(int32(from+k), true)
 				}
 			}
@@ -198,7 +206,8 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 }
 
 func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
-	m.feed, m.loading, m.carry = nil, false, nil
+	m.feed, m.loading = nil, false
+	m.dropCarry()
 	if msg.err != nil {
 		m.loadErr = msg.err
 		if msg.res.Messages != nil {

@@ -36,30 +36,35 @@ func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 	if len(idx) == 0 {
 		return status(statusInfo, "nothing to act on here")
 	}
-	ids, err := m.data.ids(idx)
+	if key.Matches(msg, k.Edit) {
+		if m.grouped || len(idx) != 1 {
+			return status(statusInfo, "edit works on one message: open the group (enter) and pick one")
+		}
+		id, err := m.data.id(idx[0])
+		if err != nil {
+			return status(statusError, err.Error())
+		}
+		m.stopLoading()
+		return openDialog(newEditDialog(m.c, m.queue, id))
+	}
+	// The chosen ids, compact however many (replay.IDSet). Messages may
+	// share an id (parked twice); replay acts on one copy per id and
+	// pass, and the dialog says so.
+	ids, err := m.data.idSet(idx)
 	if err != nil {
 		return status(statusError, err.Error())
-	}
-	// Messages may share an id (parked twice); replay acts on one copy
-	// per id and pass, and the dialog says so.
-	rows := len(ids)
-	ids = dedupe(ids)
-	if key.Matches(msg, k.Edit) && (m.grouped || len(ids) != 1) {
-		return status(statusInfo, "edit works on one message: open the group (enter) and pick one")
 	}
 	m.stopLoading()
 	var d *dialog
 	switch {
 	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany):
 		d = newReplayDialog(m.c, m.queue, what, ids)
-	case key.Matches(msg, k.Edit):
-		d = newEditDialog(m.c, m.queue, ids[0])
 	case key.Matches(msg, k.Delete):
 		d = newDeleteDialog(m.c, m.queue, what, ids)
 	default:
 		d = newExportDialog(m.c, m.queue, what, ids)
 	}
-	d.shared = rows - len(ids)
+	d.shared = ids.Repeats()
 	return openDialog(d)
 }
 

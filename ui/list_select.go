@@ -1,55 +1,26 @@
 package ui
 
 import (
-	"math/bits"
-
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/bitset"
 )
 
 // Selection and the cursor of the messages screen. Selected messages are
 // kept as a bit a message of the current browse (125 KB for a million),
 // so they survive re-sorting and filtering; a reload carries them over by
 // id (carrySelection).
-type selection struct {
-	bits []uint64
-	n    int
-}
+type selection struct{ bits bitset.Set }
 
-func (s *selection) has(i int32) bool {
-	w := int(i) / 64
-	return w < len(s.bits) && s.bits[w]&(1<<(uint(i)%64)) != 0
-}
-
-func (s *selection) set(i int32, on bool) {
-	w, b := int(i)/64, uint64(1)<<(uint(i)%64)
-	if w >= len(s.bits) {
-		if !on {
-			return
-		}
-		s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
-	}
-	switch {
-	case on && s.bits[w]&b == 0:
-		s.bits[w] |= b
-		s.n++
-	case !on && s.bits[w]&b != 0:
-		s.bits[w] &^= b
-		s.n--
-	}
-}
-
-func (s *selection) len() int { return s.n }
-func (s *selection) clear()   { *s = selection{} }
+func (s *selection) has(i int32) bool     { return s.bits.Has(int(i)) }
+func (s *selection) set(i int32, on bool) { s.bits.Put(int(i), on) }
+func (s *selection) len() int             { return s.bits.Len() }
+func (s *selection) clear()               { s.bits.Clear() }
 
 // indices are the selected messages in queue order.
 func (s *selection) indices() []int32 {
-	out := make([]int32, 0, s.n)
-	for w, word := range s.bits {
-		for word != 0 {
-			b := bits.TrailingZeros64(word)
-			out = append(out, int32(w*64+b))
-			word &^= 1 << uint(b)
-		}
+	out := make([]int32, 0, s.bits.Len())
+	for i := range s.bits.All() {
+		out = append(out, int32(i))
 	}
 	return out
 }
@@ -86,20 +57,22 @@ func (m *messagesScreen) carrySelection(old *msgIndex) {
 	if m.selected.len() == 0 {
 		return
 	}
-	ids, err := old.ids(m.selected.indices())
+	want, err := old.idSet(m.selected.indices())
 	m.selected.clear()
 	if err != nil {
 		return // unreadable: forget the selection rather than guess
 	}
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
+	defer want.Close()
 	_ = m.data.scan(0, func(i int32, rec []byte) bool {
-		if id, _, err := readID(rec); err == nil && want[id] {
-			m.selected.set(i, true)
+		id, _, err := readID(rec)
+		if err == nil {
+			var in bool
+			in, err = want.Contains(id)
+			if in {
+				m.selected.set(i, true)
+			}
 		}
-		return true
+		return err == nil
 	})
 }
 
@@ -153,17 +126,4 @@ func (m *messagesScreen) shownIndices() []int32 {
 		idx = append(idx, g.Indices...)
 	}
 	return idx
-}
-
-// dedupe returns ids without repeats (a new slice; the order kept).
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }

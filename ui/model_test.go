@@ -306,9 +306,13 @@ func TestExprFilter(t *testing.T) {
 // selectedIDs are the ids of the selected messages, in queue order.
 func selectedIDs(t *testing.T, m *messagesScreen) []string {
 	t.Helper()
-	ids, err := m.data.ids(m.selected.indices())
-	if err != nil {
-		t.Fatal(err)
+	var ids []string
+	for _, i := range m.selected.indices() {
+		id, err := m.data.id(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
 	}
 	return ids
 }

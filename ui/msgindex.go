@@ -12,6 +12,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/parkinglot/parkinglot/replay/bitset"
+
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 )
@@ -203,41 +205,54 @@ func (d *msgIndex) id(i int32) (string, error) {
 	return id, err
 }
 
-// ids are the ids of messages idx, in that order. A long list is read in
-// one pass over the file rather than a read a message.
-func (d *msgIndex) ids(idx []int32) ([]string, error) {
-	out := make([]string, len(idx))
+// idSet is the ids of messages idx as a sealed set, compact however many
+// they are (replay.IDSet); repeated ids are kept once and counted in its
+// Repeats. The caller closes it. A long list is read in one pass over the
+// file rather than a read a message.
+func (d *msgIndex) idSet(idx []int32) (*replay.IDSet, error) {
+	set := replay.NewIDSet()
+	err := d.eachID(idx, set.Add)
+	if err == nil {
+		err = set.Seal()
+	}
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	return set, nil
+}
+
+// eachID hands fn the id of each message of idx, in no particular order.
+func (d *msgIndex) eachID(idx []int32, fn func(id string) error) error {
 	if len(idx) <= 256 {
-		for k, i := range idx {
+		for _, i := range idx {
 			id, err := d.id(i)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			out[k] = id
+			if err := fn(id); err != nil {
+				return err
+			}
 		}
-		return out, nil
+		return nil
 	}
-	byIndex := make(map[int32][]int, len(idx)) // a message may be listed twice
-	for k, i := range idx {
-		byIndex[i] = append(byIndex[i], k)
+	var want bitset.Set // a bit a message, not a map a chosen one
+	for _, i := range idx {
+		want.Put(int(i), true)
 	}
-	var perr error
+	var ferr error
 	err := d.scan(0, func(i int32, rec []byte) bool {
-		ks, ok := byIndex[i]
-		if !ok {
+		if !want.Has(int(i)) {
 			return true
 		}
 		id, _, err := readID(rec)
-		if err != nil {
-			perr = err
-			return false
+		if err == nil {
+			err = fn(id)
 		}
-		for _, k := range ks {
-			out[k] = id
-		}
-		return true
+		ferr = err
+		return err == nil
 	})
-	return out, errors.Join(err, perr)
+	return errors.Join(err, ferr)
 }
 
 // find is the first message with this id.

@@ -48,9 +48,14 @@ func TestMsgIndexGivesBackWhatItWasGiven(t *testing.T) {
 			t.Errorf("summary %d:\n got  %+v\n want %+v", i, got, want)
 		}
 	}
-	ids, err := d.ids([]int32{1, 0, 1})
-	if err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{"plain", "id-\xff-raw", "plain"}) {
-		t.Fatalf("ids = %q, %v", ids, err)
+	ids, err := d.idSet([]int32{1, 0, 1})
+	if err != nil || ids.Len() != 2 {
+		t.Fatalf("idSet = %v, %v; want 2 ids", ids, err)
+	}
+	for _, id := range []string{"plain", "id-\xff-raw"} {
+		if in, err := ids.Contains(id); !in || err != nil {
+			t.Fatalf("idSet lacks %q (%v)", id, err)
+		}
 	}
 	if i, ok := d.find("id-\xff-raw"); !ok || i != 0 {
 		t.Fatalf("find = %d, %v", i, ok)
@@ -75,9 +80,53 @@ func TestMsgIndexGivesBackWhatItWasGiven(t *testing.T) {
 func TestMsgIndexMemoryPerMessage(t *testing.T) {
 	const n = 200_000
 	d := newTestIndex(t)
+	before := heapInUse()
+	fillTestIndex(t, d, n)
+	per := float64(heapInUse()-before) / n
+	t.Logf("%.1f bytes a message in memory (%d groups, %d origins)", per, len(d.groups.names), len(d.origins.names))
+	if per > 100 {
+		t.Fatalf("the list keeps %.0f bytes a message; the budget is 100", per)
+	}
+	runtime.KeepAlive(d)
+}
+
+// Acting on every message of a big list holds its ids as a compact set
+// (the ids themselves on disk), not a string a message.
+func TestSelectingEveryMessageKeepsTheIDsCompact(t *testing.T) {
+	const n = 200_000
+	d := newTestIndex(t)
+	fillTestIndex(t, d, n)
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	before := heapInUse()
+	ids, err := d.idSet(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ids.Close()
+	per := float64(heapInUse()-before) / n
+	t.Logf("%.1f bytes a chosen message in memory", per)
+	if per > 24 {
+		t.Fatalf("the chosen ids take %.0f bytes a message; want at most 24 (a 36-byte id as a string: 52)", per)
+	}
+	if ids.Len() != n {
+		t.Fatalf("Len = %d, want %d", ids.Len(), n)
+	}
+	for _, i := range []int{0, n / 3, n - 1} {
+		if in, err := ids.Contains(fmt.Sprintf("%036d", i)); !in || err != nil {
+			t.Fatalf("message %d not in the set (%v)", i, err)
+		}
+	}
+	runtime.KeepAlive(idx)
+}
+
+// fillTestIndex adds n messages with distinct ids and errors.
+func fillTestIndex(t *testing.T, d *msgIndex, n int) {
+	t.Helper()
 	origin := &retrycore.Origin{Destination: retrycore.Destination{Exchange: "payments", RoutingKey: "payment.execute"}, Source: "x-original-exchange"}
 	stack := fmt.Sprintf("%0500d", 0)
-	before := heapInUse()
 	batch := make([]replay.Summary, 0, 1000)
 	for i := 0; i < n; i++ {
 		e := fmt.Sprintf("transfer %d not found in ledger shard %d", i, i%7)
@@ -91,12 +140,6 @@ func TestMsgIndexMemoryPerMessage(t *testing.T) {
 			batch = batch[:0]
 		}
 	}
-	per := float64(heapInUse()-before) / n
-	t.Logf("%.1f bytes a message in memory (%d groups, %d origins)", per, len(d.groups.names), len(d.origins.names))
-	if per > 100 {
-		t.Fatalf("the list keeps %.0f bytes a message; the budget is 100", per)
-	}
-	runtime.KeepAlive(d)
 }
 
 func heapInUse() uint64 {
