@@ -127,7 +127,7 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 			resets = append(resets, sendAlone(pub.Headers)...)
 		}
 		return &job{
-			held: h, id: sum.ID, replayID: rid, dest: dest, pub: pub, resets: resets,
+			held: h, id: sum.ID, pos: noPos, replayID: rid, dest: dest, pub: pub, resets: resets,
 			entry: AuditEntry{Action: action, Queue: queue, To: &dest, MessageID: sum.ID, ReplayID: rid},
 		}, nil
 	}
