@@ -172,17 +172,6 @@ func (s *IDSet) Contains(id string) (bool, error) {
 	return ok, err
 }
 
-// All yields the ids of the sealed set (in no particular order), or an
-// error reading them back once.
-func (s *IDSet) All(yield func(string, error) bool) {
-	for i := range s.entries {
-		id, err := s.at(i)
-		if !yield(id, err) || err != nil {
-			return
-		}
-	}
-}
-
 // Close releases the file; the set must not be used after it.
 func (s *IDSet) Close() error {
 	if s == nil || s.file == nil {

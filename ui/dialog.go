@@ -38,7 +38,6 @@ type dialog struct {
 	what  string        // what is chosen, for people: "group “…” (12 messages)"
 	ids   *replay.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
 	id    string        // edit: the one message
-	n     int           // how many messages (distinct ids)
 	bulk  bool
 	// shared counts chosen rows whose id another chosen row has too: the
 	// backend acts on one copy per id.
@@ -70,11 +69,8 @@ type dialog struct {
 }
 
 func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet) *dialog {
-	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids, n: 1}
-	if ids != nil {
-		d.n = ids.Len()
-	}
-	d.bulk = d.n > 1
+	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids}
+	d.bulk = d.count() > 1
 	d.dest = textinput.New()
 	d.dest.Prompt = ""
 	d.dest.Placeholder = "EXCHANGE:ROUTING_KEY (empty: the origin above)"
@@ -104,6 +100,14 @@ func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet
 	}
 	d.focusField(0)
 	return d
+}
+
+// count is how many messages the dialog acts on (distinct ids).
+func (d *dialog) count() int {
+	if d.ids == nil {
+		return 1 // edit
+	}
+	return d.ids.Len()
 }
 
 func newReplayDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
@@ -360,7 +364,7 @@ func (d *dialog) confirm() tea.Cmd {
 		d.problem = "type the file to export to"
 		return nil
 	}
-	d.state, d.ev = dlgRunning, replay.Event{Total: d.n}
+	d.state, d.ev = dlgRunning, replay.Event{Total: d.count()}
 	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
 	d.run = f
 	return cmd

@@ -48,11 +48,11 @@ func (d *dialog) title() string {
 	case actionEdit:
 		return "Edit and replay"
 	case actionDelete:
-		return fmt.Sprintf("Delete %d message(s)", d.n)
+		return fmt.Sprintf("Delete %d message(s)", d.count())
 	case actionExport:
-		return fmt.Sprintf("Export %d message(s)", d.n)
+		return fmt.Sprintf("Export %d message(s)", d.count())
 	}
-	return fmt.Sprintf("Replay %d message(s)", d.n)
+	return fmt.Sprintf("Replay %d message(s)", d.count())
 }
 
 func (d *dialog) confirmLines(inner int) []string {
@@ -172,7 +172,7 @@ func otherQueues(r PlannedRoute) []string {
 
 func (d *dialog) progressLines() []string {
 	st := d.c.styles
-	total := max(d.ev.Total, d.n, 1)
+	total := max(d.ev.Total, d.count(), 1)
 	pct := float64(d.ev.Done) / float64(total)
 	lines := []string{
 		d.bar.ViewAs(min(pct, 1)) + fmt.Sprintf("  %d/%d", d.ev.Done, total),
