@@ -104,6 +104,28 @@ bench-cluster: cluster build
 	  echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), $$(curl -s $$MANAGEMENT_URL/api/nodes | grep -o '"running":true' | wc -l) nodes running, clients on $${AMQP_URL#*@}, load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_CLUSTER_FIGURES) 2>/dev/null || echo "(none written)"
 
+## bench-split: the replay benchmark in the shape of production, where the
+## broker has its own cores and the client runs on another machine (README,
+## "Performance"): every thread of BENCH_BROKER's VM is pinned to the first
+## half of the cores with as many schedulers online, the benchmark to the
+## other half; both are given back on exit. PARKINGLOT_BENCH_N and
+## PARKINGLOT_BENCH_ROUNDS as for bench.
+BENCH_SPLIT_FIGURES := $(CURDIR)/bin/bench-split-figures.txt
+.PHONY: bench-split
+bench-split: broker brokers build
+	@rm -f $(BENCH_SPLIT_FIGURES)
+	@set -e; eval "$$(./.ci/brokers env $(BENCH_BROKER))"; \
+	  n=$$(nproc); [ $$n -ge 2 ] || { echo "bench-split: needs 2 cores or more, this machine has $$n" >&2; exit 1; }; \
+	  h=$$((n / 2)); pid=$$(./.ci/brokers pid $(BENCH_BROKER)); \
+	  mask=$$(taskset -p $$pid | awk '{print $$NF}'); sched=$$($$PARKINGLOT_RABBITMQCTL eval 'erlang:system_info(schedulers_online).'); \
+	  trap 'taskset -a -p $$mask $$pid >/dev/null; $$PARKINGLOT_RABBITMQCTL eval "erlang:system_flag(schedulers_online, $$sched)." >/dev/null' EXIT; \
+	  taskset -a -p -c 0-$$((h - 1)) $$pid >/dev/null; $$PARKINGLOT_RABBITMQCTL eval "erlang:system_flag(schedulers_online, $$h)." >/dev/null; \
+	  echo "broker $$pid on cores 0-$$((h - 1)) ($$h scheduler(s) online), benchmark on cores $$h-$$((n - 1)); load before: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	  PARKINGLOT_BENCH_CORES="broker $$h core(s), client $$((n - h))" PARKINGLOT_BENCH_BROKER_PID=$$pid PARKINGLOT_FIGURES=$(BENCH_SPLIT_FIGURES) \
+	    taskset -c $$h-$$((n - 1)) $(GO) test -p 1 -run '^$$' -bench '^BenchmarkReplay$$' -benchtime 1x -timeout 60m ./replay/; \
+	  echo "figures ($$n cores, RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	@cat $(BENCH_SPLIT_FIGURES) 2>/dev/null || echo "(none written)"
+
 ## fuzz: each fuzz target for a bounded time
 FUZZTIME ?= 20s
 fuzz:

@@ -93,7 +93,13 @@ func DescribeBenchQueue(tb testing.TB, queue string) BenchQueues {
 //	replay-vs-shovel                    classic
 //	cluster-replay-vs-shovel(quorum ×3) quorum, 3 replicas
 //	daemon-happy-vs-raw-consume-ack(quorum ×1, prefetch 500, concurrency 16)
+//
+// $PARKINGLOT_BENCH_CORES (set by make bench-split: how the cores are
+// shared between the broker and the benchmark) is the last parameter.
 func (q BenchQueues) Name(name string, params ...string) string {
+	if cores := os.Getenv("PARKINGLOT_BENCH_CORES"); cores != "" {
+		params = append(params, cores)
+	}
 	if q.Type == "quorum" {
 		params = append([]string{fmt.Sprintf("quorum ×%d", q.Members)}, params...)
 		if q.Members > 1 {
