@@ -118,7 +118,7 @@ bench-split: broker brokers build
 	  n=$$(nproc); [ $$n -ge 2 ] || { echo "bench-split: needs 2 cores or more, this machine has $$n" >&2; exit 1; }; \
 	  h=$$((n / 2)); pid=$$(./.ci/brokers pid $(BENCH_BROKER)); \
 	  mask=$$(taskset -p $$pid | awk '{print $$NF}'); sched=$$($$PARKINGLOT_RABBITMQCTL eval 'erlang:system_info(schedulers_online).'); \
-	  trap 'taskset -a -p $$mask $$pid >/dev/null; $$PARKINGLOT_RABBITMQCTL eval "erlang:system_flag(schedulers_online, $$sched)." >/dev/null' EXIT; \
+	  trap 'taskset -a -p $$mask $$pid >/dev/null; $$PARKINGLOT_RABBITMQCTL eval "erlang:system_flag(schedulers_online, $$sched)." >/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	  taskset -a -p -c 0-$$((h - 1)) $$pid >/dev/null; $$PARKINGLOT_RABBITMQCTL eval "erlang:system_flag(schedulers_online, $$h)." >/dev/null; \
 	  echo "broker $$pid on cores 0-$$((h - 1)) ($$h scheduler(s) online), benchmark on cores $$h-$$((n - 1)); load before: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  PARKINGLOT_BENCH_CORES="broker $$h core(s), client $$((n - h))" PARKINGLOT_BENCH_BROKER_PID=$$pid PARKINGLOT_FIGURES=$(BENCH_SPLIT_FIGURES) \
