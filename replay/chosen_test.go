@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -62,5 +63,88 @@ func TestReplayOfAChosenSetMovesExactlyThoseMessages(t *testing.T) {
 		if want[d.MessageId] {
 			t.Fatalf("chosen message %s is still parked", d.MessageId[240:])
 		}
+	}
+}
+
+// Chosen ids the parking lot no longer holds (someone else replayed them
+// since the selection was made) are counted, every one; a plan keeps only
+// MaxListedFailures of them in memory, as it does refusals, while Plan
+// (sorted) and `replay --dry-run -o json` still list them all and the
+// text plan names some and counts the rest. Nothing leaves the queue.
+func TestPlanCountsEveryChosenIDNoLongerParked(t *testing.T) {
+	const gone = replay.MaxListedFailures + 150
+	ch := brokertest.Channel(t)
+	parking, target := brokertest.Name(t, "dlq"), brokertest.Name(t, "origin")
+	brokertest.DeclareQueue(t, ch, parking, nil)
+	brokertest.DeclareQueue(t, ch, target, nil)
+	publishN(t, ch, "", parking, 2, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: idOf(i), Body: []byte("x"),
+			Headers: amqp.Table{retrycore.HeaderOriginalExchange: "", retrycore.HeaderOriginalRoutingKey: target}}
+	})
+	brokertest.WaitDepth(t, parking, 2, 15*time.Second)
+	goneID := func(i int) string { return fmt.Sprintf("gone-%04d", gone-1-i) } // chosen in reverse order
+	isGone := map[string]bool{}
+	for i := range gone {
+		isGone[goneID(i)] = true
+	}
+	allGone := func(ids []string) bool {
+		seen := map[string]bool{}
+		for _, id := range ids {
+			if !isGone[id] || seen[id] {
+				return false
+			}
+			seen[id] = true
+		}
+		return true
+	}
+	ids := []string{idOf(0), idOf(1)}
+	for i := range gone {
+		ids = append(ids, goneID(i))
+	}
+
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
+	o := replay.Options{Queue: parking, Select: replay.Selector{IDs: ids}}
+	each, err := s.PlanEach(ctx, o, replay.PlanSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if each.Chosen != 2 || each.MissingCount != gone || len(each.Missing) != replay.MaxListedFailures || !allGone(each.Missing) {
+		t.Fatalf("PlanEach: chosen %d, missing %d, listed %d; want 2, %d, and %d of them listed",
+			each.Chosen, each.MissingCount, len(each.Missing), gone, replay.MaxListedFailures)
+	}
+	all, err := s.Plan(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.MissingCount != gone || len(all.Missing) != gone || all.Missing[0] != "gone-0000" || all.Missing[gone-1] != goneID(0) {
+		t.Fatalf("Plan: missing %d, listed %d; want every one of %d, sorted", all.MissingCount, len(all.Missing), gone)
+	}
+
+	c := newCLI(t)
+	args := []string{"replay", parking, "--dry-run"}
+	for _, id := range ids {
+		args = append(args, "--id", id)
+	}
+	js := c.must(3, "", append(args, "-o", "json")...)
+	var plan struct {
+		Items   []json.RawMessage `json:"items"`
+		Missing []string          `json:"missing"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &plan); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, js.stdout)
+	}
+	if len(plan.Items) != 2 || len(plan.Missing) != gone || !allGone(plan.Missing) {
+		t.Fatalf("-o json: %d items, %d missing; want 2 and all %d", len(plan.Items), len(plan.Missing), gone)
+	}
+	text := c.must(3, "", args...)
+	if !strings.Contains(text.stdout, "not found: gone-") || !strings.Contains(text.stdout, "more not found\n") {
+		t.Fatalf("text plan does not name the first ids not found and count the rest:\n%s", text.stdout)
+	}
+	if d := brokertest.Depth(t, ch, parking); d != 2 {
+		t.Fatalf("parking lot holds %d after the plans, want 2", d)
+	}
+	if d := brokertest.Depth(t, ch, target); d != 0 {
+		t.Fatalf("origin holds %d after the plans, want 0", d)
 	}
 }

@@ -30,8 +30,12 @@ type Plan struct {
 	// PlanSink.Refused takes them). RefusedCount is how many they are.
 	Refused      []Failure `json:"refused,omitempty"`
 	RefusedCount int       `json:"-"`
-	// Missing lists requested ids that are not in the queue.
-	Missing []string `json:"missing,omitempty"`
+	// Missing are requested ids that are not in the queue: every one from
+	// Plan (sorted), MaxListedFailures of them from PlanEach, in the
+	// selection's order (none when a PlanSink.Missing takes them).
+	// MissingCount is how many they are.
+	Missing      []string `json:"missing,omitempty"`
+	MissingCount int      `json:"-"`
 	// Routes has one preview per destination, most messages first.
 	Routes []RoutePreview `json:"routes"`
 	// Skipped counts messages a filter could not be evaluated on.
@@ -124,11 +128,14 @@ func (r RoutePreview) OtherQueues() []string {
 func (s *Session) Plan(ctx context.Context, o Options) (Plan, error) {
 	var items []PlanItem
 	var refused []Failure
+	var missing []string
 	p, err := s.PlanEach(ctx, o, PlanSink{
 		Item:    func(it PlanItem) error { items = append(items, it); return nil },
 		Refused: func(f Failure) error { refused = append(refused, f); return nil },
+		Missing: func(id string) error { missing = append(missing, id); return nil },
 	})
-	p.Items, p.Refused = items, refused
+	sort.Strings(missing)
+	p.Items, p.Refused, p.Missing = items, refused, missing
 	return p, err
 }
 
@@ -140,6 +147,9 @@ type PlanSink struct {
 	// Refused takes each chosen message that would not be sent (nil: the
 	// first MaxListedFailures are kept in Plan.Refused, the rest counted).
 	Refused func(Failure) error
+	// Missing takes each requested id the pass did not find (nil: the
+	// first MaxListedFailures are kept in Plan.Missing, the rest counted).
+	Missing func(id string) error
 }
 
 // PlanEach is Plan that hands each chosen message to the sink as the pass
@@ -176,9 +186,16 @@ func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan,
 		if err != nil {
 			return plan, err
 		}
-		plan.Missing = append(plan.Missing, id)
+		plan.MissingCount++
+		switch {
+		case sink.Missing != nil:
+			if err := sink.Missing(id); err != nil {
+				return plan, err
+			}
+		case len(plan.Missing) < MaxListedFailures:
+			plan.Missing = append(plan.Missing, id)
+		}
 	}
-	sort.Strings(plan.Missing)
 	plan.Routes = s.previewRoutes(ctx, routes)
 	return plan, nil
 }
@@ -390,14 +407,14 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 		t.chosen(f.ID)
 		t.failed(f.ID, errors.New(f.Err), nil, "")
 		return nil
+	}, Missing: func(id string) error {
+		t.failed(id, notInQueue(id, o.Queue), nil, "")
+		return nil
 	}})
 	for _, rp := range plan.Routes {
 		if rp.Warning != "" {
 			t.note(rp.Warning)
 		}
-	}
-	for _, id := range plan.Missing {
-		t.failed(id, fmt.Errorf("no message %q in queue %q", id, o.Queue), nil, "")
 	}
 	t.pass(plan.Report)
 	for _, n := range plan.Notes {

@@ -128,7 +128,12 @@ func reportMissing(sel *selection, t *tally, queue string) error {
 		if err != nil {
 			return err
 		}
-		t.failed(id, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, queue)}, nil, "")
+		t.failed(id, notInQueue(id, queue), nil, "")
 	}
 	return nil
+}
+
+// notInQueue is the failure of a requested id the queue does not hold.
+func notInQueue(id, queue string) error {
+	return &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no message %q in queue %q", id, queue)}
 }

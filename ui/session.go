@@ -74,8 +74,8 @@ func planFrom(p replay.Plan) Plan {
 	if len(p.Refused) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) would not be sent: %s", p.RefusedCount, p.Refused[0].Err))
 	}
-	if len(p.Missing) > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) are no longer in the queue", len(p.Missing)))
+	if p.MissingCount > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) are no longer in the queue", p.MissingCount))
 	}
 	out.Warnings = append(out.Warnings, p.Notes...)
 	return out

@@ -144,8 +144,17 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	if refused > listed {
 		fmt.Fprintf(&b, "  … and %d more refused\n", refused-listed)
 	}
+	missing := max(p.MissingCount, len(p.Missing)) // PlanEach keeps only the first
+	listed = 0
 	for _, id := range p.Missing {
+		if maxItems > 0 && listed >= maxItems {
+			break
+		}
 		fmt.Fprintf(&b, "  not found: %s\n", id)
+		listed++
+	}
+	if missing > listed {
+		fmt.Fprintf(&b, "  … and %d more not found\n", missing-listed)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)

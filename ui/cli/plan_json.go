@@ -14,8 +14,8 @@ import (
 )
 
 // showPlanJSON prints a plan with -o json: the one JSON line WriteJSONLines
-// gives a replay.Plan, byte for byte, with its items and refusals
-// streamed. The pass writes each to a private temporary file; once it has
+// gives a replay.Plan, byte for byte, with its items, refusals and ids not
+// found streamed. The pass writes each to a private temporary file; once it has
 // succeeded the line is written with them copied from there, so a failed
 // pass prints nothing, as before, and a million items are never in memory.
 func showPlanJSON(ctx context.Context, f *Factory, s *replay.Session, o replay.Options) (replay.Plan, error) {
@@ -29,22 +29,26 @@ func showPlanJSON(ctx context.Context, f *Factory, s *replay.Session, o replay.O
 		return replay.Plan{}, err
 	}
 	defer refused.remove()
+	missing, err := newJSONSpool()
+	if err != nil {
+		return replay.Plan{}, err
+	}
+	defer missing.remove()
 	p, err := s.PlanEach(ctx, o, replay.PlanSink{
 		Item:    func(it replay.PlanItem) error { return items.add(hintItem(it)) },
 		Refused: func(r replay.Failure) error { return refused.add(hintFailure(r)) },
+		Missing: func(id string) error { return missing.add(id) },
 	})
 	if err != nil {
 		return p, destinationErr(err)
 	}
-	ir, err := items.rewind()
-	if err != nil {
-		return p, err
+	var arrays [3]jsonArray
+	for i, sp := range []*jsonSpool{items, refused, missing} {
+		if arrays[i], err = sp.rewind(); err != nil {
+			return p, err
+		}
 	}
-	rr, err := refused.rewind()
-	if err != nil {
-		return p, err
-	}
-	return p, writePlanLine(f.IOStreams.Out, hintPlan(p), jsonArray{items.n, ir}, jsonArray{refused.n, rr})
+	return p, writePlanLine(f.IOStreams.Out, hintPlan(p), arrays[0], arrays[1], arrays[2])
 }
 
 // jsonSpool is a private (0600) temporary file of JSON values, one a line.
@@ -72,14 +76,14 @@ func (j *jsonSpool) add(v any) error {
 }
 
 // rewind flushes the file and reads it from the start.
-func (j *jsonSpool) rewind() (*bufio.Reader, error) {
+func (j *jsonSpool) rewind() (jsonArray, error) {
 	if err := j.w.Flush(); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return jsonArray{}, fmt.Errorf("plan: %w", err)
 	}
 	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return jsonArray{}, fmt.Errorf("plan: %w", err)
 	}
-	return bufio.NewReader(j.f), nil
+	return jsonArray{j.n, bufio.NewReader(j.f)}, nil
 }
 
 func (j *jsonSpool) remove() { _ = j.f.Close(); _ = os.Remove(j.f.Name()) }
@@ -92,15 +96,15 @@ type jsonArray struct {
 
 // itemsNull is how the plan's items encode when there are none. It comes
 // right after the queue, whose name is a JSON string (any quote in it
-// escaped), so its first occurrence is the field. The refusals, when
-// there are none, are left out (omitempty), and when there are they come
-// right after the items.
+// escaped), so its first occurrence is the field. The refusals and the
+// ids not found, when there are none, are left out (omitempty), and when
+// there are they come right after the items, in that order.
 var itemsNull = []byte(`,"items":null`)
 
-// writePlanLine writes p (without items and refusals) as WriteJSONLines
-// would, with the items and the refusals read from their arrays in place.
-func writePlanLine(w io.Writer, p replay.Plan, items, refused jsonArray) error {
-	p.Items, p.Refused = nil, nil
+// writePlanLine writes p (without items, refusals and ids not found) as
+// WriteJSONLines would, with those read from their arrays in place.
+func writePlanLine(w io.Writer, p replay.Plan, items, refused, missing jsonArray) error {
+	p.Items, p.Refused, p.Missing = nil, nil, nil
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetEscapeHTML(false)
@@ -118,8 +122,14 @@ func writePlanLine(w io.Writer, p replay.Plan, items, refused jsonArray) error {
 	} else if err := writeJSONArray(out, "items", items.lines); err != nil {
 		return err
 	}
-	if refused.n > 0 {
-		if err := writeJSONArray(out, "refused", refused.lines); err != nil {
+	for _, a := range []struct {
+		name string
+		jsonArray
+	}{{"refused", refused}, {"missing", missing}} {
+		if a.n == 0 {
+			continue
+		}
+		if err := writeJSONArray(out, a.name, a.lines); err != nil {
 			return err
 		}
 	}

@@ -12,9 +12,10 @@ import (
 )
 
 // TestPlanLineIsTheEncodedPlan: the plan streamed with its items and
-// refusals read from files is byte for byte the line WriteJSONLines writes
-// for the whole plan — with no items, one, many, a long one, refusals with
-// and without items, and a queue whose name holds what the items field
+// refusals and ids not found read from files is byte for byte the line
+// WriteJSONLines writes for the whole plan — with no items, one, many, a
+// long one, refusals with and without items, ids not found with and
+// without refusals, and a queue whose name holds what the items field
 // looks like.
 func TestPlanLineIsTheEncodedPlan(t *testing.T) {
 	long := string(bytes.Repeat([]byte("e"), 10_000)) // longer than bufio's buffer
@@ -29,20 +30,25 @@ func TestPlanLineIsTheEncodedPlan(t *testing.T) {
 			Refused: []replay.Failure{{ID: "d", Err: "no origin"}}, Missing: []string{"e"}, Skipped: 2,
 			Resets: map[string]int{"x-retry-count": 3}, Notes: []string{"n"}, Report: broker.PassReport{Seen: 6}},
 		"refused only": {Queue: "orders.dlq", Refused: []replay.Failure{{ID: "a", Err: "no origin"}, {ID: "b", Err: long}}, Missing: []string{"c"}},
+		"missing only": {Queue: "orders.dlq", Missing: []string{"a", long, `"q"`}, Routes: []replay.RoutePreview{}},
 	} {
 		var want bytes.Buffer
 		if err := WriteJSONLines(&want, []replay.Plan{p}); err != nil {
 			t.Fatal(err)
 		}
-		var items, refused bytes.Buffer
+		var items, refused, missing bytes.Buffer
 		for _, it := range p.Items {
 			encodeLine(t, &items, it)
 		}
 		for _, f := range p.Refused {
 			encodeLine(t, &refused, f)
 		}
+		for _, id := range p.Missing {
+			encodeLine(t, &missing, id)
+		}
 		var got bytes.Buffer
-		if err := writePlanLine(&got, p, jsonArray{len(p.Items), bufio.NewReader(&items)}, jsonArray{len(p.Refused), bufio.NewReader(&refused)}); err != nil {
+		if err := writePlanLine(&got, p, jsonArray{len(p.Items), bufio.NewReader(&items)}, jsonArray{len(p.Refused), bufio.NewReader(&refused)},
+			jsonArray{len(p.Missing), bufio.NewReader(&missing)}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if g, w := got.Bytes(), want.Bytes(); !bytes.Equal(g, w) {

@@ -97,11 +97,11 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 			return err
 		}
 		if opts.DryRun {
-			return replay.Result{Failed: plan.RefusedCount + len(plan.Missing)}.Err()
+			return replay.Result{Failed: plan.RefusedCount + plan.MissingCount}.Err()
 		}
 		if plan.Chosen == 0 {
 			fmt.Fprintln(f.IOStreams.ErrOut, "nothing to replay")
-			return replay.Result{Failed: plan.RefusedCount + len(plan.Missing)}.Err()
+			return replay.Result{Failed: plan.RefusedCount + plan.MissingCount}.Err()
 		}
 		if err := confirm(ctx, f); err != nil {
 			return err
