@@ -79,13 +79,16 @@ vet:
 ## BENCH_BROKER=4.3 (or 4.0, system) picks the broker (.ci/brokers env NAME);
 ## PARKINGLOT_BENCH_BIG=1 adds the 1M-message lines.
 BENCH_BROKER ?= system
+# BENCH_MACHINE is what a figures header says of the run, in a recipe
+# with MANAGEMENT_URL set: cores, memory and the broker's version.
+BENCH_MACHINE = $$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
 BENCH_FIGURES := $(CURDIR)/bin/bench-figures.txt
 bench: broker brokers build
 	@rm -f $(BENCH_FIGURES)
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@set -e; eval "$$(./.ci/brokers env $(BENCH_BROKER))"; \
 	  PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...; \
-	  echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	  echo "figures ($(BENCH_MACHINE), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_FIGURES) 2>/dev/null || echo "(none written)"
 
 ## bench-cluster: the replay and the daemon happy-path benchmarks (README,
@@ -101,7 +104,7 @@ bench-cluster: cluster build
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@set -e; eval "$$(./.ci/brokers env cluster-1)"; \
 	  PARKINGLOT_BENCH_QUEUE_TYPE=quorum PARKINGLOT_FIGURES=$(BENCH_CLUSTER_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench '^Benchmark(Replay|DaemonHappyPath)$$' -benchtime 1x -timeout 60m ./replay/ ./retrycore/; \
-	  echo "figures ($$(nproc) cores, $$(awk '/MemTotal/{printf "%.0f GiB", $$2/1048576}' /proc/meminfo), RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), $$(curl -s $$MANAGEMENT_URL/api/nodes | grep -o '"running":true' | wc -l) nodes running, clients on $${AMQP_URL#*@}, load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	  echo "figures ($(BENCH_MACHINE), $$(curl -s $$MANAGEMENT_URL/api/nodes | grep -o '"running":true' | wc -l) nodes running, clients on $${AMQP_URL#*@}, load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_CLUSTER_FIGURES) 2>/dev/null || echo "(none written)"
 
 ## bench-split: the replay benchmark in the shape of production, where the
@@ -123,7 +126,7 @@ bench-split: broker brokers build
 	  echo "broker $$pid on cores 0-$$((h - 1)) ($$h scheduler(s) online), benchmark on cores $$h-$$((n - 1)); load before: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  PARKINGLOT_BENCH_CORES="broker $$h core(s), client $$((n - h))" PARKINGLOT_BENCH_BROKER_PID=$$pid PARKINGLOT_FIGURES=$(BENCH_SPLIT_FIGURES) \
 	    taskset -c $$h-$$((n - 1)) $(GO) test -p 1 -run '^$$' -bench '^BenchmarkReplay$$' -benchtime 1x -timeout 60m ./replay/; \
-	  echo "figures ($$n cores, RabbitMQ $$(curl -s $$MANAGEMENT_URL/api/overview | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
+	  echo "figures ($(BENCH_MACHINE), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_SPLIT_FIGURES) 2>/dev/null || echo "(none written)"
 
 ## fuzz: each fuzz target for a bounded time
