@@ -122,45 +122,36 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	if len(p.Resets) > 0 {
 		fmt.Fprintf(&b, "  resets: %s\n", format.Resets(p.Resets))
 	}
-	shown := 0
-	for _, it := range p.Items {
-		if maxItems > 0 && shown >= maxItems {
-			break
-		}
-		fmt.Fprintf(&b, "  %s → %s  (%s)\n", it.ID, format.Destination(it.Destination), it.Source)
-		shown++
-	}
-	if chosen > shown {
-		fmt.Fprintf(&b, "  … and %d more\n", chosen-shown)
-	}
-	listed := 0
-	for _, f := range p.Refused {
-		if maxItems > 0 && listed >= maxItems {
-			break
-		}
-		fmt.Fprintf(&b, "  refused %s: %s\n", f.ID, f.Err)
-		listed++
-	}
-	if refused > listed {
-		fmt.Fprintf(&b, "  … and %d more refused\n", refused-listed)
-	}
+	listUpTo(&b, len(p.Items), chosen, maxItems, "", func(i int) string {
+		it := p.Items[i]
+		return fmt.Sprintf("%s → %s  (%s)", it.ID, format.Destination(it.Destination), it.Source)
+	})
+	listUpTo(&b, len(p.Refused), refused, maxItems, " refused", func(i int) string {
+		return fmt.Sprintf("refused %s: %s", p.Refused[i].ID, p.Refused[i].Err)
+	})
 	missing := max(p.MissingCount, len(p.Missing)) // PlanEach keeps only the first
-	listed = 0
-	for _, id := range p.Missing {
-		if maxItems > 0 && listed >= maxItems {
-			break
-		}
-		fmt.Fprintf(&b, "  not found: %s\n", id)
-		listed++
-	}
-	if missing > listed {
-		fmt.Fprintf(&b, "  … and %d more not found\n", missing-listed)
-	}
+	listUpTo(&b, len(p.Missing), missing, maxItems, " not found", func(i int) string {
+		return "not found: " + p.Missing[i]
+	})
 	for _, n := range p.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// listUpTo writes line(i) for the first of the n values kept (at most
+// maxItems, all when it is 0), then how many of all total were not shown.
+func listUpTo(b *strings.Builder, n, total, maxItems int, what string, line func(i int) string) {
+	if maxItems > 0 {
+		n = min(n, maxItems)
+	}
+	for i := range n {
+		fmt.Fprintf(b, "  %s\n", line(i))
+	}
+	if total > n {
+		fmt.Fprintf(b, "  … and %d more%s\n", total-n, what)
+	}
 }
 
 // WriteResult prints the outcome of a run: a count line, then one line per

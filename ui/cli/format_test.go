@@ -63,3 +63,31 @@ func TestFormatBody(t *testing.T) {
 		t.Errorf("16 MiB body: %d bytes of output, tail %q", len(got), got[len(got)-80:])
 	}
 }
+
+// A plan of PlanEach keeps only the first refusals and ids not found: the
+// text plan lists up to maxItems of each kind and counts the rest of all
+// of them, not only of those kept.
+func TestWritePlanListsUpToMaxItemsAndCountsTheRest(t *testing.T) {
+	p := replay.Plan{Queue: "orders.dlq", Chosen: 5,
+		Items:   []replay.PlanItem{{ID: "a", Source: "x-death"}, {ID: "b", Source: "x-death"}, {ID: "c", Source: "x-death"}},
+		Refused: []replay.Failure{{ID: "r1", Err: "no origin"}}, RefusedCount: 4,
+		Missing: []string{"m1", "m2", "m3"}, MissingCount: 300}
+	var b strings.Builder
+	if err := WritePlan(&b, p, 2); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"5 message(s) in orders.dlq to replay, 4 refused\n",
+		"  a → ", "  b → ", "  … and 3 more\n",
+		"  refused r1: no origin\n", "  … and 3 more refused\n",
+		"  not found: m1\n", "  not found: m2\n", "  … and 298 more not found\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plan lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "  c → ") || strings.Contains(got, "m3") {
+		t.Errorf("plan lists more than 2 of a kind:\n%s", got)
+	}
+}
