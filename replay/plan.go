@@ -152,6 +152,18 @@ type PlanSink struct {
 	Missing func(id string) error
 }
 
+// handOrKeep gives v to a PlanSink's take, or, when it has none, keeps v
+// in kept while it holds fewer than MaxListedFailures.
+func handOrKeep[T any](take func(T) error, kept *[]T, v T) error {
+	if take != nil {
+		return take(v)
+	}
+	if len(*kept) < MaxListedFailures {
+		*kept = append(*kept, v)
+	}
+	return nil
+}
+
 // PlanEach is Plan that hands each chosen message to the sink as the pass
 // finds it and keeps none: Plan.Items is empty, and the counts, routes and
 // resets are those of every message. An error from the sink ends the pass
@@ -187,13 +199,8 @@ func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan,
 			return plan, err
 		}
 		plan.MissingCount++
-		switch {
-		case sink.Missing != nil:
-			if err := sink.Missing(id); err != nil {
-				return plan, err
-			}
-		case len(plan.Missing) < MaxListedFailures:
-			plan.Missing = append(plan.Missing, id)
+		if err := handOrKeep(sink.Missing, &plan.Missing, id); err != nil {
+			return plan, err
 		}
 	}
 	plan.Routes = s.previewRoutes(ctx, routes)
@@ -216,13 +223,8 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 		if err != nil {
 			f := Failure{ID: id, Err: err.Error()}
 			plan.RefusedCount++
-			switch {
-			case sink.Refused != nil:
-				if err := sink.Refused(f); err != nil {
-					return err
-				}
-			case len(plan.Refused) < MaxListedFailures:
-				plan.Refused = append(plan.Refused, f)
+			if err := handOrKeep(sink.Refused, &plan.Refused, f); err != nil {
+				return err
 			}
 			continue
 		}
