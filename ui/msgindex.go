@@ -12,10 +12,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/parkinglot/parkinglot/replay/bitset"
-
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/bitset"
 )
 
 // msgIndex is one browse's messages as the list needs them, in memory that
