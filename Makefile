@@ -21,6 +21,12 @@ build:
 broker:
 	@./.ci/ensure-broker
 
+## monitoring: Prometheus (with promtool) and Alertmanager from Debian's
+## packages, for the alerting tests (each test starts its own on free ports)
+.PHONY: monitoring
+monitoring:
+	@./.ci/monitoring install
+
 ## brokers: RabbitMQ 4.0 (Debian trixie) and 4.3 (Debian sid) beside the
 ## system broker, each in a chroot under /var/lib/parkinglot-brokers with its
 ## own ports (see .ci/brokers); provisioned on first use, idempotent
@@ -32,15 +38,18 @@ brokers:
 cluster:
 	@./.ci/brokers cluster
 
-## test: against each broker of TEST_BROKERS in turn (the system's 3.10 and
+## test: (build tag "integration": the tests that need a broker; plain
+## `go test ./...` runs only the pure ones) against each broker of
+## TEST_BROKERS in turn (the system's 3.10 and
 ## the 4.0 and 4.3 of make brokers): the unit and integration tests, then the
 ## fault tests that restart that broker (build tag "chaos") one package at a
 ## time, because a restart would disturb every other test running with it.
 TEST_BROKERS ?= system 4.0 4.3
-test: broker brokers build
+test: broker brokers monitoring build
 	$(GO) vet ./...
-	$(GO) vet -tags chaos ./...
-	$(GO) vet -tags cluster ./...
+	$(GO) vet -tags integration ./...
+	$(GO) vet -tags 'chaos integration' ./...
+	$(GO) vet -tags 'cluster integration' ./...
 	@rm -f $(FIGURES) $(TIMES)
 	@set -e; for b in $(TEST_BROKERS); do $(MAKE) --no-print-directory test-on BROKER=$$b; done
 	@$(MAKE) --no-print-directory test-cluster
@@ -52,10 +61,10 @@ test: broker brokers build
 TIMES := $(CURDIR)/bin/test-times.txt
 test-on: build
 	@echo "== the suite against RabbitMQ $(BROKER) =="
-	@set -e; eval "$$(./.ci/brokers env $(BROKER))"; t0=$$(date +%s); \
-	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...; \
+	@set -e; eval "$$(./.ci/brokers env $(BROKER))"; eval "$$(./.ci/monitoring env)"; t0=$$(date +%s); \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -race -count=1 -timeout 20m ./...; \
 	  t1=$$(date +%s); \
-	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 20m -run 'Chaos' ./...; \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags 'chaos integration' -p 1 -count=1 -timeout 20m -run 'Chaos' ./...; \
 	  t2=$$(date +%s); \
 	  echo "RabbitMQ $(BROKER): suite $$((t1 - t0)) s, fault tests $$((t2 - t1)) s" | tee -a $(TIMES)
 
@@ -64,11 +73,12 @@ test-on: build
 ## stops nodes
 test-cluster: cluster build
 	@set -e; t0=$$(date +%s); \
-	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags cluster -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/ ./ui/cli/; \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags 'cluster integration' -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/ ./ui/cli/; \
 	  echo "cluster (3 × RabbitMQ 4.3): failover tests $$(( $$(date +%s) - t0 )) s" | tee -a $(TIMES)
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
 
 ## bench: benchmarks against the real broker (README, "Performance"), each
 ## alternated with its raw baseline in the same process (A B A B …, 3 rounds
@@ -87,7 +97,7 @@ bench: broker brokers build
 	@rm -f $(BENCH_FIGURES)
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@set -e; eval "$$(./.ci/brokers env $(BENCH_BROKER))"; \
-	  PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...; \
+	  PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...; \
 	  echo "figures ($(BENCH_MACHINE), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_FIGURES) 2>/dev/null || echo "(none written)"
 
@@ -103,7 +113,7 @@ bench-cluster: cluster build
 	@rm -f $(BENCH_CLUSTER_FIGURES)
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@set -e; eval "$$(./.ci/brokers env cluster-1)"; \
-	  PARKINGLOT_BENCH_QUEUE_TYPE=quorum PARKINGLOT_FIGURES=$(BENCH_CLUSTER_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -run '^$$' -bench '^Benchmark(Replay|DaemonHappyPath)$$' -benchtime 1x -timeout 60m ./replay/ ./retrycore/; \
+	  PARKINGLOT_BENCH_QUEUE_TYPE=quorum PARKINGLOT_FIGURES=$(BENCH_CLUSTER_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -p 1 -run '^$$' -bench '^Benchmark(Replay|DaemonHappyPath)$$' -benchtime 1x -timeout 60m ./replay/ ./retrycore/; \
 	  echo "figures ($(BENCH_MACHINE), $$(curl -s $$MANAGEMENT_URL/api/nodes | grep -o '"running":true' | wc -l) nodes running, clients on $${AMQP_URL#*@}, load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_CLUSTER_FIGURES) 2>/dev/null || echo "(none written)"
 
@@ -125,7 +135,7 @@ bench-split: broker brokers build
 	  taskset -a -p -c 0-$$((h - 1)) $$pid >/dev/null; $$PARKINGLOT_RABBITMQCTL eval "erlang:system_flag(schedulers_online, $$h)." >/dev/null; \
 	  echo "broker $$pid on cores 0-$$((h - 1)) ($$h scheduler(s) online), benchmark on cores $$h-$$((n - 1)); load before: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  PARKINGLOT_BENCH_CORES="broker $$h core(s), client $$((n - h))" PARKINGLOT_BENCH_BROKER_PID=$$pid PARKINGLOT_FIGURES=$(BENCH_SPLIT_FIGURES) \
-	    taskset -c $$h-$$((n - 1)) $(GO) test -p 1 -run '^$$' -bench '^BenchmarkReplay$$' -benchtime 1x -timeout 60m ./replay/; \
+	    taskset -c $$h-$$((n - 1)) $(GO) test -tags integration -p 1 -run '^$$' -bench '^BenchmarkReplay$$' -benchtime 1x -timeout 60m ./replay/; \
 	  echo "figures ($(BENCH_MACHINE), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_SPLIT_FIGURES) 2>/dev/null || echo "(none written)"
 
@@ -142,7 +152,7 @@ BROKER ?= system
 chaos: broker brokers build
 	@rm -f $(FIGURES)
 	@set -e; eval "$$(./.ci/brokers env $(BROKER))"; \
-	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags chaos -p 1 -count=1 -timeout 30m -run 'Chaos' ./...
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags 'chaos integration' -p 1 -count=1 -timeout 30m -run 'Chaos' ./...
 	@echo "figures:"; cat $(FIGURES) 2>/dev/null || echo "(none written)"
 
 ## demo: local broker, a demo pipeline filled through the daemon, the TUI on its parking lot

@@ -69,8 +69,13 @@ type PassReport struct {
 	// Refreshed messages were re-published to the queue's tail (confirmed)
 	// and the held copy acked, because giving them back would have brought
 	// them to the quorum queue's delivery limit.
-	Refreshed int      `json:"refreshed"`
-	Notes     []string `json:"notes,omitempty"`
+	Refreshed int `json:"refreshed"`
+	// HeldToKeepOrder messages were held after the caller ended the pass
+	// early, to give them back with the rest on a queue that puts
+	// given-back messages at its back (browse_order.go). They are counted
+	// in GivenBack (or Refreshed), not in Seen.
+	HeldToKeepOrder int      `json:"held_to_keep_order,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
 }
 
 // Pass is one non-destructive pass over a queue's current contents. Every
@@ -90,7 +95,11 @@ type Pass struct {
 	log    *slog.Logger
 	tag    string
 	target int
-	idle   time.Duration
+	// full is the ready count when the pass began; order says how the
+	// give-back keeps the queue's order (browse_order.go).
+	full  int
+	order orderRule
+	idle  time.Duration
 
 	closed chan *amqp.Error
 
@@ -108,6 +117,7 @@ type Pass struct {
 	atRisk  map[uint64]Message // held messages that must be refreshed, not given back
 	acked   map[uint64]bool
 	nextTag uint64 // lowest delivery tag not acked (0: none yet, i.e. 1)
+	lastTag uint64 // highest delivery tag handed over
 	// sawDeliveryCount: some delivery carried x-delivery-count (quorum).
 	sawDeliveryCount bool
 	done             bool
@@ -148,6 +158,8 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 		log:    opts.Logger,
 		tag:    "parkinglot-browse-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		target: ready,
+		full:   ready,
+		order:  orderRuleFor(facts, conn.ServerVersion),
 		idle:   250 * time.Millisecond,
 		atRisk: map[uint64]Message{},
 		acked:  map[uint64]bool{},
@@ -163,7 +175,12 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	// Prefetch bounds what the broker pushes: holding the whole pass needs
 	// room for every message, and no more (the rest would be given back
 	// too, and counted on quorum queues). amqp091-go caps it at 65535.
+	// A pass that would hold the rest after an early end lets the broker
+	// push all of it from the start.
 	prefetch := p.target
+	if p.order.holdAll {
+		prefetch = p.full
+	}
 	switch {
 	case facts.Type == "classic" && p.target > pushWindow:
 		p.paced, prefetch = true, pushWindow
@@ -361,6 +378,7 @@ func (p *Pass) hold(d amqp.Delivery) *Held {
 	p.mu.Lock()
 	p.sawDeliveryCount = p.sawDeliveryCount || counted
 	p.seen++
+	p.lastTag = max(p.lastTag, d.DeliveryTag)
 	if p.mustRefresh(h) {
 		p.atRisk[d.DeliveryTag] = h.Message
 	}
@@ -379,10 +397,20 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 		p.mu.Unlock()
 		return r, nil
 	}
-	p.done = true
+	callerSeen := p.seen
 	p.mu.Unlock()
 
 	rep := p.report
+	if p.order.holdAll {
+		held, note := p.holdRest(ctx)
+		rep.HeldToKeepOrder = held
+		if note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+	}
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 	for _, c := range p.consumers {
 		if c.cancelled {
 			continue
@@ -394,10 +422,18 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 			return rep, fmt.Errorf("browse %s: the channel was lost; held messages return to the queue: %w", p.facts.Name, Explain(err))
 		}
 	}
+	if p.order.batched {
+		rep.HeldToKeepOrder += p.takePushed(ctx)
+	}
 	refreshed, err := p.refresh(ctx)
 	rep.Refreshed = refreshed
 	if err != nil {
 		rep.Notes = append(rep.Notes, err.Error())
+	}
+	if p.seen > 0 && p.order.batched {
+		if note := p.giveBackInBatches(ctx); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	if p.seen > 0 {
 		// Tag 0 with multiple: every outstanding delivery on this channel,
@@ -407,9 +443,9 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 		}
 	}
 	p.mu.Lock()
-	rep.Seen, rep.Taken = p.seen, p.taken
+	rep.Seen, rep.Taken = callerSeen, p.taken
+	rep.GivenBack = p.seen - rep.Taken - refreshed
 	p.mu.Unlock()
-	rep.GivenBack = rep.Seen - rep.Taken - refreshed
 	if p.mayBeQuorum() && rep.Taken > 0 && rep.GivenBack > 0 {
 		if note := p.awaitApplied(ctx, p.facts.Ready-rep.Taken); note != "" {
 			rep.Notes = append(rep.Notes, note)

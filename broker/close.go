@@ -56,6 +56,12 @@ func (c *Conn) Bounded(what string, wait time.Duration, call func() error) error
 	return fmt.Errorf("%s on %s: %w", what, c.URL, ErrCloseUnanswered)
 }
 
+// Drop closes the connection's socket at once, with no close handshake:
+// for a broker that stopped answering, whose answer to a close would only
+// be waited for in vain. The broker gives back every message the
+// connection held, as after any lost connection.
+func (c *Conn) Drop() { c.drop() }
+
 // drop closes the connection's socket: amqp091-go's reader fails, shuts
 // the connection and its channels down, and every pending call returns.
 func (c *Conn) drop() {

@@ -1,4 +1,4 @@
-//go:build cluster
+//go:build cluster && integration
 
 package broker_test
 

@@ -149,7 +149,7 @@ func dialOne(ctx context.Context, opts Options, raw string, uri amqp.URI) (*Conn
 			return nil, err
 		}
 		if opts.TLS.InsecureSkipVerify && opts.Logger != nil {
-			opts.Logger.Warn("TLS certificate verification is disabled (--insecure-skip-verify)", "url", Redact(raw))
+			opts.Logger.Warn("TLS certificate verification is disabled", "url", Redact(raw))
 		}
 		cfg.TLSClientConfig = tc
 	}
@@ -206,6 +206,14 @@ func serverVersion(c *amqp.Connection) string {
 // errTLSFiles marks TLS file problems, which retrying will not fix.
 var errTLSFiles = errors.New("TLS files")
 
+// ErrCertNotTrusted: the broker's TLS certificate is not signed by a CA
+// the connection trusts.
+var ErrCertNotTrusted = errors.New("server certificate not trusted")
+
+// ErrCertWithoutKey: a client certificate was given without its key, or a
+// key without its certificate.
+var ErrCertWithoutKey = fmt.Errorf("%w: client certificate and key go together: give both", errTLSFiles)
+
 // Config builds the tls.Config for host from the files.
 func (f TLSFiles) Config(host string) (*tls.Config, error) {
 	tc := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.InsecureSkipVerify} //nolint:gosec // explicit flag, warned
@@ -221,7 +229,7 @@ func (f TLSFiles) Config(host string) (*tls.Config, error) {
 		tc.RootCAs = pool
 	}
 	if (f.Cert == "") != (f.Key == "") {
-		return nil, fmt.Errorf("%w: client certificate and key go together: give both --tls-cert and --tls-key", errTLSFiles)
+		return nil, ErrCertWithoutKey
 	}
 	if f.Cert != "" {
 		pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
@@ -262,7 +270,7 @@ func explainDial(raw string, uri amqp.URI, err error) error {
 	}
 	var certErr *tls.CertificateVerificationError
 	if errors.As(err, &certErr) {
-		return fmt.Errorf("connect %s: TLS: server certificate not trusted (pass --tls-ca): %s", where, certErr.Err)
+		return fmt.Errorf("connect %s: TLS: %w: %s", where, ErrCertNotTrusted, certErr.Err)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("connect %s: %w", where, err)

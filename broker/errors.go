@@ -18,6 +18,11 @@ var (
 	// (a classic queue's home node). Not ErrNotFound: nothing is gone, its
 	// messages come back with the node.
 	ErrQueueDown = errors.New("queue's node is down")
+	// ErrNacked: the broker refused a published copy with basic.nack (a
+	// full queue with x-overflow reject-publish, a quorum queue without
+	// its majority). The daemon and the replay both leave the original
+	// where it was.
+	ErrNacked = errors.New("the broker refused the copy (nack)")
 )
 
 // Error is a channel or connection error from the broker, reworded for people.
@@ -66,4 +71,19 @@ func Explain(err error) error {
 		e.Reason = "connection or channel closed"
 	}
 	return e
+}
+
+// ReadyCount is a queue's ready messages, by a passive declare on ch (the
+// broker's own count, without the management API's statistics delay).
+func ReadyCount(ch *amqp.Channel, queue string) (int, error) {
+	q, err := ch.QueueDeclarePassive(queue,
+		false, // durable (ignored when passive)
+		false, // autoDelete
+		false, // exclusive
+		false, // noWait
+		nil)
+	if err != nil {
+		return 0, Explain(err)
+	}
+	return q.Messages, nil
 }

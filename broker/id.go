@@ -16,6 +16,41 @@ func IsDeliveryHeader(k string) bool {
 	return k == "x-delivery-count" || k == "x-acquired-count"
 }
 
+// transitHeaders are the headers a message gains on its way from its first
+// handling to its replay: what retrycore writes when it retries or parks
+// (x-retry-count, x-last-error, x-original-*, x-first-failed-at,
+// x-parked-at, x-failure-kind), what replay writes (x-replay-id,
+// x-replay-count, x-replayed-at, x-replayed-error, x-replay-run), and what the broker
+// writes when it dead-letters (x-death, x-first-death-*, x-last-death-*).
+// README, "Headers".
+var transitHeaders = map[string]bool{
+	"x-retry-count":          true,
+	"x-last-error":           true,
+	"x-original-exchange":    true,
+	"x-original-routing-key": true,
+	"x-original-queue":       true,
+	"x-first-failed-at":      true,
+	"x-parked-at":            true,
+	"x-failure-kind":         true,
+	"x-replay-count":         true,
+	"x-replayed-at":          true,
+	"x-replay-id":            true,
+	"x-replayed-error":       true,
+	"x-replay-run":           true,
+	"x-death":                true,
+	"x-first-death-queue":    true,
+	"x-first-death-reason":   true,
+	"x-first-death-exchange": true,
+	"x-last-death-queue":     true,
+	"x-last-death-reason":    true,
+	"x-last-death-exchange":  true,
+}
+
+// IsTransitHeader reports whether k is a header the content id leaves out
+// because it changes on the way while the message stays the same: a
+// delivery header, or one the retry, park, dead-letter or replay path adds.
+func IsTransitHeader(k string) bool { return transitHeaders[k] || IsDeliveryHeader(k) }
+
 // DropDeliveryHeaders removes the delivery headers from h (a copy's).
 func DropDeliveryHeaders(h amqp.Table) {
 	delete(h, "x-delivery-count")
@@ -26,7 +61,7 @@ func DropDeliveryHeaders(h amqp.Table) {
 // 2: a "task" header), its task id, the "id" header or else the
 // correlation_id (README, "The CLI"); else a stable content id:
 // "sha256:" and the first 12 hex digits of a hash over the body and the
-// headers.
+// headers the message had when it was first handled (ContentID).
 func (m Message) ID() string {
 	if m.Properties.MessageID != "" {
 		return m.Properties.MessageID
@@ -48,15 +83,17 @@ func celeryTaskID(m Message) string {
 	return m.Properties.CorrelationID
 }
 
-// ContentID hashes the body and the typed form of the headers (keys sorted),
-// leaving out headers the broker changes on redelivery.
+// ContentID hashes the body and the typed form of the headers (keys
+// sorted), leaving out the transit headers (IsTransitHeader): one message
+// has one id from its first handling by the daemon, through its retries and
+// its parking, to its replay.
 func ContentID(body []byte, headers amqp.Table) string {
 	stable := headers
 	for k := range headers {
-		if IsDeliveryHeader(k) {
+		if IsTransitHeader(k) {
 			stable = make(amqp.Table, len(headers))
 			for k2, v := range headers {
-				if !IsDeliveryHeader(k2) {
+				if !IsTransitHeader(k2) {
 					stable[k2] = v
 				}
 			}

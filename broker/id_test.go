@@ -29,6 +29,7 @@ func TestContentID(t *testing.T) {
 		"x-parked-at":    time.Unix(1714564800, 0),
 		"binary":         []byte{0xff},
 		"x-first-failed": time.Unix(1714564700, 0),
+		"tenant-shard":   int32(2),
 	}
 	body := []byte(`{"order":42}`)
 	base := ContentID(body, headers)
@@ -62,15 +63,47 @@ func TestContentID(t *testing.T) {
 	differs("other body", []byte(`{"order":43}`), headers)
 	differs("body plus a byte", append(append([]byte(nil), body...), ' '), headers)
 	other := CloneTable(headers)
-	other["x-retry-count"] = int32(3)
+	other["tenant-shard"] = int32(3)
 	differs("other header value", body, other)
 	retyped := CloneTable(headers)
-	retyped["x-retry-count"] = int64(2) // same number, other AMQP type: another message
+	retyped["tenant-shard"] = int64(2) // same number, other AMQP type: another message
 	differs("other header type", body, retyped)
 	differs("no headers", body, nil)
 	// Body and headers are separated, so bytes cannot move between them.
 	if ContentID([]byte("a"), nil) == ContentID(nil, amqp.Table{"a": ""}) {
 		t.Error("body and headers run together")
+	}
+}
+
+// One message keeps one id from its first handling to its replay: every
+// header the retry, park, dead-letter and replay path adds or changes is
+// left out (README, "Headers"), while the headers it came with count.
+func TestContentIDStableAcrossTheHeadersAddedOnTheWay(t *testing.T) {
+	body := []byte("payload")
+	first := amqp.Table{"tenant": "acme", "attempt-budget": int32(5)}
+	want := ContentID(body, first)
+	at := time.Unix(1764806707, 0)
+	way := CloneTable(first)
+	for k, v := range map[string]any{
+		"x-retry-count": int32(3), "x-last-error": "db down", "x-original-exchange": "orders",
+		"x-original-routing-key": "order.new", "x-original-queue": "orders.main", "x-first-failed-at": at,
+		"x-parked-at": at, "x-failure-kind": "retries-exhausted",
+		"x-death":             []any{amqp.Table{"queue": "orders.retry.5s", "reason": "expired", "count": int64(1), "time": at}},
+		"x-first-death-queue": "orders.retry.5s", "x-first-death-reason": "expired", "x-first-death-exchange": "orders.retry",
+		"x-last-death-queue": "orders.retry.5m", "x-last-death-reason": "expired", "x-last-death-exchange": "orders.retry",
+		"x-delivery-count": int64(2), "x-acquired-count": int64(4),
+		"x-replay-count": int32(1), "x-replayed-at": at, "x-replay-id": "r-1",
+	} {
+		way[k] = v
+		if got := ContentID(body, way); got != want {
+			t.Fatalf("adding %s changed the id: %s, want %s", k, got, want)
+		}
+	}
+	if ContentID(body, amqp.Table{"tenant": "acme"}) == want {
+		t.Fatal("a header the message came with does not count")
+	}
+	if (Message{Headers: way, Body: body}).ID() != want {
+		t.Fatal("ID() of the parked copy differs from the content id of the first delivery")
 	}
 }
 

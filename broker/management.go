@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,22 +46,36 @@ type mgmtNode struct {
 
 // ManagementURL derives the default management URL from an AMQP URL:
 // http://<amqp host>:15672 with the AMQP credentials. For a list of AMQP
-// URLs it derives one management URL per distinct host, comma-separated.
+// URLs it derives one management URL per AMQP URL (AssumedManagementURLs),
+// each once, comma-separated.
 func ManagementURL(amqpURL string) string {
 	var out []string
-	seen := map[string]bool{}
-	for _, raw := range SplitURLs(amqpURL) {
-		uri, err := amqp.ParseURI(raw)
-		if err != nil {
+	for _, u := range AssumedManagementURLs(amqpURL) {
+		if u == "" {
 			return ""
 		}
-		u := url.URL{Scheme: "http", Host: net.JoinHostPort(uri.Host, "15672"), User: url.UserPassword(uri.Username, uri.Password)}
-		if !seen[u.Host] {
-			seen[u.Host] = true
-			out = append(out, u.String())
+		if !slices.Contains(out, u) {
+			out = append(out, u)
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// AssumedManagementURLs pairs each URL of an AMQP list with the management
+// URL ManagementURL assumes for it, in the list's order ("" for a URL that
+// does not parse).
+func AssumedManagementURLs(amqpURL string) []string {
+	var out []string
+	for _, raw := range SplitURLs(amqpURL) {
+		uri, err := amqp.ParseURI(raw)
+		if err != nil {
+			out = append(out, "")
+			continue
+		}
+		u := url.URL{Scheme: "http", Host: net.JoinHostPort(uri.Host, "15672"), User: url.UserPassword(uri.Username, uri.Password)}
+		out = append(out, u.String())
+	}
+	return out
 }
 
 // NewManagement builds a client for rawURL (credentials in the URL; several
@@ -148,9 +163,9 @@ func (m *Management) do(ctx context.Context, method, path string, body, out any)
 		unanswered = append(unanswered, m.nodes[i].base.String())
 	}
 	if len(m.nodes) == 1 {
-		return fmt.Errorf("%w: %s is not answering (enable rabbitmq_management or pass --management-url)", ErrNoManagement, unanswered[0])
+		return fmt.Errorf("%w: %s is not answering", ErrNoManagement, unanswered[0])
 	}
-	return fmt.Errorf("%w: none of %s is answering (enable rabbitmq_management or pass --management-url)", ErrNoManagement, strings.Join(unanswered, ", "))
+	return fmt.Errorf("%w: none of %s is answering", ErrNoManagement, strings.Join(unanswered, ", "))
 }
 
 // doNode sends one request to one node; answered is false when the node
@@ -245,6 +260,10 @@ type QueueInfo struct {
 	Members      []string `json:"members"`
 	Online       []string `json:"online"`
 	MessageStats struct {
+		// Publish counts the messages published into the queue by
+		// clients, when the broker's statistics have it (absent for a
+		// queue only dead-lettered into).
+		Publish        *int64 `json:"publish"`
 		PublishDetails struct {
 			Rate float64 `json:"rate"`
 		} `json:"publish_details"`

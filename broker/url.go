@@ -14,6 +14,9 @@ import (
 // ErrBadURL is returned (wrapped) for a URL that cannot be used to connect.
 var ErrBadURL = errors.New("bad broker URL")
 
+// ErrEmptyURL is ErrBadURL for no URL at all.
+var ErrEmptyURL = fmt.Errorf("%w: empty URL", ErrBadURL)
+
 // redactedPassword replaces every password parkinglot shows or logs.
 const redactedPassword = "xxxxx"
 
@@ -81,7 +84,7 @@ func RedactText(s string) string {
 func ParseURLs(raw string) ([]string, []amqp.URI, error) {
 	urls := SplitURLs(raw)
 	if len(urls) == 0 {
-		return nil, nil, fmt.Errorf("%w: empty URL (set --url or PARKINGLOT_URL)", ErrBadURL)
+		return nil, nil, ErrEmptyURL
 	}
 	uris := make([]amqp.URI, len(urls))
 	for i, u := range urls {
@@ -102,7 +105,7 @@ func ParseURLs(raw string) ([]string, []amqp.URI, error) {
 // refused: see ParseURLs.
 func ParseURL(raw string) (amqp.URI, error) {
 	if strings.TrimSpace(raw) == "" {
-		return amqp.URI{}, fmt.Errorf("%w: empty URL (set --url or PARKINGLOT_URL)", ErrBadURL)
+		return amqp.URI{}, ErrEmptyURL
 	}
 	if IsList(raw) {
 		return amqp.URI{}, fmt.Errorf("%w %q: a list of URLs where one is expected", ErrBadURL, Redact(raw))

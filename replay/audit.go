@@ -29,6 +29,10 @@ type AuditEntry struct {
 	File      string                 `json:"file,omitempty"` // export and import
 	MessageID string                 `json:"message_id"`
 	ReplayID  string                 `json:"replay_id,omitempty"`
+	// Run is the replay run (NewRunID) the entry belongs to; every copy it
+	// sent carries it in x-replay-run, so a message that came back links
+	// to its run (Session.RunStatus).
+	Run string `json:"run,omitempty"`
 	// Result is "ok" (done: the parked copy was removed after the entry
 	// was on disk), or what went wrong: "unroutable", "nacked", "failed",
 	// "not-removed" (sent, but the parked copy could not be acked).

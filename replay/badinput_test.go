@@ -1,3 +1,5 @@
+//go:build integration
+
 package replay_test
 
 import (
@@ -235,14 +237,14 @@ func badInputCases(u corpusUsers) []badCase {
 		}},
 
 		// ---- the management API
-		{name: "management-down-queues-says-so", code: 1, want: "management API unavailable: http://127.0.0.1:1 is not answering", setup: func(b *bx) []string {
+		{name: "management-down-queues-says-so", code: 1, want: "management API unavailable: http://127.0.0.1:1 is not answering (enable rabbitmq_management or pass --management-url)", setup: func(b *bx) []string {
 			return []string{"--management-url", "http://" + u.user + ":" + pw + "@127.0.0.1:1", "queues"}
 		}},
 		{name: "management-down-list-works", code: 0, out: idOf(2), setup: func(b *bx) []string {
 			q := dlq(b, 3)
 			b.after = func(r cliResult) {
-				if !strings.Contains(r.stderr, "note: management API unavailable") {
-					b.t.Errorf("list without the API does not say it: %q", r.stderr)
+				if !strings.Contains(r.stderr, "note: management API unavailable") || !strings.Contains(r.stderr, "(enable rabbitmq_management or pass --management-url)") {
+					b.t.Errorf("list without the API does not say it, with the flag that mends it: %q", r.stderr)
 				}
 			}
 			return []string{"--management-url", "http://" + u.user + ":" + pw + "@127.0.0.1:1", "list", q}
@@ -680,10 +682,10 @@ exit 0`)
 		}},
 
 		// ---- the config file
-		{name: "config-unknown-key", code: 1, want: `line 3: unknown key "colour" in a context (known: url, management_url, vhost, tls)`, setup: func(b *bx) []string {
+		{name: "config-unknown-key", code: 2, want: `line 3: unknown key "colour" in a context (known: url, management_url, vhost, tls, password_file, password_command)`, setup: func(b *bx) []string {
 			return []string{"--config", b.file("config.yaml", "contexts:\n  prod:\n    colour: red\n", 0o600), "list", "q"}
 		}},
-		{name: "config-not-a-number", code: 1, want: `"fast" is not a number`, setup: func(b *bx) []string {
+		{name: "config-not-a-number", code: 2, want: `"fast" is not a number`, setup: func(b *bx) []string {
 			return []string{"--config", b.file("config.yaml", "parking_lots:\n  q: {rate: fast}\n", 0o600), "list", "q"}
 		}},
 		{name: "unknown-context", code: 2, want: `no context "staging" in the config (known: prod)`, setup: func(b *bx) []string {

@@ -1,3 +1,5 @@
+//go:build integration
+
 package replay_test
 
 import (
@@ -279,7 +281,7 @@ func BenchmarkBrowse(b *testing.B) {
 
 // BenchmarkBrowseBig is BenchmarkBrowse on the 1,000,000-message parking
 // lot of the README's 1M lines (run with PARKINGLOT_BENCH_BIG=1; see
-// brokertest.BigBenchCount for the count), with issue 13's budgets: first
+// brokertest.BigBenchCount for the count), with the budgets: first
 // page < 200 ms, peak RSS < 300 MB, scan ≥ 0.9× the raw hold.
 func BenchmarkBrowseBig(b *testing.B) {
 	n := brokertest.BigBenchCount(b)

@@ -18,7 +18,9 @@ type BrowseOptions struct {
 	Limit int
 	// Filter is an expr-lang expression (see FilterEnv); empty lists all.
 	Filter string
-	// IDs, when set, lists only these ids (and stops once all were seen).
+	// IDs, when set, lists only the messages with these ids (every one of
+	// them: several messages may share an id, so the pass reads the queue
+	// to the end).
 	IDs []string
 	// Spool keeps every listed message in a temporary file (Browse.Spool) so
 	// show and the TUI can read bodies without holding them in memory.
@@ -45,6 +47,10 @@ type Browse struct {
 	// Skipped counts messages the filter could not be evaluated on.
 	Skipped int
 	Notes   []string
+	// Management is why the management API did not answer (nil when it
+	// did): the browse went on without it, protecting quorum queues
+	// conservatively.
+	Management error
 }
 
 const (
@@ -69,7 +75,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 	}
 	b := &Browse{Facts: p.Facts()}
 	if _, merr := s.Management(ctx); merr != nil {
-		b.Notes = append(b.Notes, merr.Error())
+		b.Management = merr
 	}
 	if o.Spool {
 		if b.Spool, err = broker.NewSpool(""); err != nil {
@@ -111,7 +117,7 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 	}
 	defer flush()
 	for {
-		if o.Limit > 0 && listed >= o.Limit || sel.complete() {
+		if o.Limit > 0 && listed >= o.Limit {
 			return nil
 		}
 		h, err := p.Next(ctx)
@@ -122,7 +128,7 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 			return err
 		}
 		sum := summarize(ctx, h.Message, h.ID(), q)
-		_, ok, err := sel.match(h.Message, sum, o.Queue, now)
+		ok, err := sel.match(h.Message, sum, o.Queue, now)
 		if err != nil {
 			b.Skipped++
 			if b.Skipped == 1 {

@@ -16,7 +16,6 @@ type chosen struct {
 	held *broker.Held
 	id   string
 	sum  Summary
-	pos  int // its place in the selection's id set (noPos without one)
 }
 
 // walk says how a command reads a pass: which queue, which selection, how
@@ -35,13 +34,14 @@ type walk struct {
 }
 
 // chosen yields the messages of the pass the selection picks, until the
-// selection is complete or the pass ends; an error from the pass is yielded
+// pass ends (a selection by id reads it to the end: several messages may
+// share an id) or the walk is stopped; an error from the pass is yielded
 // once and ends the walk. Every delete, export, plan and replay reads a
 // pass this way.
 func (w walk) chosen(ctx context.Context, p *broker.Pass) iter.Seq2[chosen, error] {
 	return func(yield func(chosen, error) bool) {
 		now := time.Now()
-		for !w.sel.complete() && (w.stopped == nil || !w.stopped()) {
+		for w.stopped == nil || !w.stopped() {
 			h, err := p.Next(ctx)
 			if errors.Is(err, io.EOF) {
 				return
@@ -55,14 +55,14 @@ func (w walk) chosen(ctx context.Context, p *broker.Pass) iter.Seq2[chosen, erro
 				continue
 			}
 			sum := summarize(ctx, h.Message, id, w.q)
-			pos, ok, ferr := w.sel.match(h.Message, sum, w.queue, now)
+			ok, ferr := w.sel.match(h.Message, sum, w.queue, now)
 			if ferr != nil {
 				if w.skip != nil {
 					w.skip(id, ferr)
 				}
 				continue
 			}
-			if ok && !yield(chosen{held: h, id: id, sum: sum, pos: pos}, nil) {
+			if ok && !yield(chosen{held: h, id: id, sum: sum}, nil) {
 				return
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -35,6 +34,36 @@ type Context struct {
 		Cert string `yaml:"cert"`
 		Key  string `yaml:"key"`
 	} `yaml:"tls"`
+	// PasswordFile and PasswordCommand give the password of a URL that
+	// names a user but no password (README, "Passwords"): the file's first
+	// line, or the first line the command prints. The command line resolves
+	// them; the engine only ever sees the finished URL.
+	PasswordFile    string `yaml:"password_file"`
+	PasswordCommand Argv   `yaml:"password_command"`
+}
+
+// Argv is a command and its arguments: a YAML list, or a string split at
+// spaces (no shell, no quoting).
+type Argv []string
+
+// UnmarshalYAML reads a string or a list of strings.
+func (a *Argv) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*a = strings.Fields(n.Value)
+		return nil
+	case yaml.SequenceNode:
+		args := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: a command is a list of words (strings)", c.Line)
+			}
+			args = append(args, c.Value)
+		}
+		*a = args
+		return nil
+	}
+	return fmt.Errorf("line %d: want a command: a string or a list of words", n.Line)
 }
 
 // URLList is a context's url or management_url: one URL, a comma list, or
@@ -84,16 +113,27 @@ func DefaultConfigPath() string {
 	return filepath.Join(dir, "parkinglot", "config.yaml")
 }
 
-// LoadConfig reads a config file. A missing file is an empty config; an
-// unknown key is an error.
+// LoadConfig reads a config file that may be absent (the default path): a
+// missing file is an empty config. An unknown key is an error.
 func LoadConfig(path string) (Config, error) {
+	c, err := ReadConfig(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Config{}, nil
+	}
+	return c, err
+}
+
+// ReadConfig reads a config file that must exist (one named explicitly): a
+// missing file is an error wrapping fs.ErrNotExist. An empty path is an
+// empty config. An unknown key is an error.
+func ReadConfig(path string) (Config, error) {
 	var c Config
 	if path == "" {
 		return c, nil
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return c, fmt.Errorf("config file %s does not exist: %w", path, fs.ErrNotExist)
 	}
 	if err != nil {
 		return c, fmt.Errorf("config: %w", err)
@@ -117,7 +157,7 @@ func LoadConfig(path string) (Config, error) {
 // than Go's ("field colour not found in type replay.Context").
 var configYAMLProblems = []retrycore.YAMLRule{
 	retrycore.Reword(`field (\S+) not found in type replay\.Config`, `unknown key "$1" (known: current_context, contexts, parking_lots)`),
-	retrycore.Reword(`field (\S+) not found in type replay\.Context`, `unknown key "$1" in a context (known: url, management_url, vhost, tls)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.Context`, `unknown key "$1" in a context (known: url, management_url, vhost, tls, password_file, password_command)`),
 	retrycore.Reword(`field (\S+) not found in type struct.*`, `unknown key "$1" in tls (known: ca, cert, key)`),
 	retrycore.Reword(`field (\S+) not found in type replay\.ParkingLot`, `unknown key "$1" in a parking lot (known: to, rate)`),
 	retrycore.Reword("cannot unmarshal !!\\w+ `([^`]*)` into float64", `"$1" is not a number`),
@@ -154,69 +194,13 @@ type Connection struct {
 	Vhost         string
 	TLS           broker.TLSFiles
 	Context       string // the context used, if any
-}
-
-// ConnectionFlags are the values given on the command line and in the
-// environment; empty means "not given".
-type ConnectionFlags struct {
-	Context       string
-	URL           string // --url
-	ManagementURL string // --management-url
-	EnvURL        string // PARKINGLOT_URL
-	EnvManagement string // PARKINGLOT_MANAGEMENT_URL
-	TLS           broker.TLSFiles
-}
-
-// DefaultURL is where parkinglot connects when nothing says otherwise.
-const DefaultURL = "amqp://guest:guest@localhost:5672/"
-
-// Resolve applies the precedence: flags over environment over the config
-// context over the built-in default.
-func (c Config) Resolve(f ConnectionFlags) (Connection, error) {
-	var conn Connection
-	name := f.Context
-	if name == "" {
-		name = c.CurrentContext
-	}
-	if name != "" {
-		ctxCfg, ok := c.Contexts[name]
-		if !ok {
-			known := make([]string, 0, len(c.Contexts))
-			for k := range c.Contexts {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			if len(known) == 0 {
-				return conn, fmt.Errorf("no context %q: the config defines no contexts", name)
-			}
-			return conn, fmt.Errorf("no context %q in the config (known: %s)", name, strings.Join(known, ", "))
-		}
-		conn = Connection{URL: string(ctxCfg.URL), ManagementURL: string(ctxCfg.ManagementURL), Vhost: ctxCfg.Vhost, Context: name}
-		conn.TLS = broker.TLSFiles{CA: ctxCfg.TLS.CA, Cert: ctxCfg.TLS.Cert, Key: ctxCfg.TLS.Key}
-	}
-	pick := func(dst *string, vals ...string) {
-		for _, v := range vals {
-			if v != "" {
-				*dst = v
-				return
-			}
-		}
-	}
-	pick(&conn.URL, f.URL, f.EnvURL, conn.URL, DefaultURL)
-	pick(&conn.ManagementURL, f.ManagementURL, f.EnvManagement, conn.ManagementURL)
-	pick(&conn.TLS.CA, f.TLS.CA)
-	pick(&conn.TLS.Cert, f.TLS.Cert)
-	pick(&conn.TLS.Key, f.TLS.Key)
-	conn.TLS.InsecureSkipVerify = f.TLS.InsecureSkipVerify
-	if conn.Vhost == "" {
-		conn.Vhost = broker.Vhost(conn.URL)
-	} else if f.URL == "" && f.EnvURL == "" {
-		conn.URL = broker.WithVhost(conn.URL, conn.Vhost)
-	}
-	if conn.ManagementURL == "" {
-		conn.ManagementURL = broker.ManagementURL(conn.URL)
-	}
-	return conn, nil
+	// ManagementAssumed: no management URL was given; ManagementURL is
+	// derived from URL (broker.AssumedManagementURLs pairs them).
+	ManagementAssumed bool
+	// AllowManagementMismatch uses the management API without checking
+	// that it belongs to the AMQP connection's cluster
+	// (broker.CheckManagement).
+	AllowManagementMismatch bool
 }
 
 // Options returns the broker dial options for this connection.

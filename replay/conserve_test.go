@@ -1,8 +1,11 @@
+//go:build integration
+
 package replay_test
 
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,23 +23,20 @@ import (
 // seconds).
 func waitListed(t *testing.T, m *broker.Management, prefix string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		conns, err := m.Connections(ctx)
-		cancel()
-		if err == nil {
-			for _, c := range conns {
-				if strings.HasPrefix(c.ClientName(), prefix) {
-					return
-				}
+		if err != nil {
+			return false
+		}
+		for _, c := range conns {
+			if strings.HasPrefix(c.ClientName(), prefix) {
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connection %q never listed by the management API", prefix)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false
+	}, func() string { return fmt.Sprintf("connection %q never listed by the management API", prefix) })
 }
 
 // Force-closing the publishing and then the consuming connection during a

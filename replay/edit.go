@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"mime"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -107,49 +106,6 @@ func IsJSON(contentType string) bool {
 		mt = strings.ToLower(strings.TrimSpace(contentType))
 	}
 	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
-}
-
-// DefaultEditor is the editor used when neither $VISUAL nor $EDITOR is set.
-const DefaultEditor = "vi"
-
-// Editor is the one editor rule, for the CLI and the TUI alike: $VISUAL,
-// then $EDITOR (either may carry arguments, "code -w"), then vi.
-func Editor() string {
-	e, _ := EditorFrom(os.Getenv)
-	return e
-}
-
-// EditorFrom is Editor with the environment read by getenv; fallback is
-// true when neither variable is set and the editor is DefaultEditor, which
-// needs a terminal.
-func EditorFrom(getenv func(string) string) (editor string, fallback bool) {
-	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if e := strings.TrimSpace(getenv(v)); e != "" {
-			return e, false
-		}
-	}
-	return DefaultEditor, true
-}
-
-// EditorCommand is the command that edits path with Editor(). An editor
-// that is not found is an error wrapping ErrEditor.
-func EditorCommand(ctx context.Context, path string) (*exec.Cmd, error) {
-	args := strings.Fields(Editor())
-	bin, err := exec.LookPath(args[0])
-	if err != nil {
-		return nil, fmt.Errorf("%w: editor %q not found; nothing changed", ErrEditor, args[0])
-	}
-	cmd := exec.CommandContext(ctx, bin, append(args[1:], path)...)
-	return cmd, nil
-}
-
-// EditorFailed wraps an editor's exit error.
-func EditorFailed(cmd *exec.Cmd, err error) error {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return fmt.Errorf("%w: %s exited with status %d; nothing changed", ErrEditor, cmd.Path, ee.ExitCode())
-	}
-	return fmt.Errorf("%w: %s: %v; nothing changed", ErrEditor, cmd.Path, err)
 }
 
 // FinishEdit validates the edited body and replays the edited message (to

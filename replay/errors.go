@@ -5,36 +5,29 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // Errors the CLI maps to exit statuses and the TUI to its messages. They
 // say what is wrong; the CLI adds the flag that mends it, the TUI its key.
+// ErrNotAllDone ends a run that did some messages and not others.
 var (
-	// ErrNotAllDone: some messages were not replayed/removed (exit 3); each is
-	// reported on its own line.
+	// ErrNotAllDone: some messages were not replayed or removed; each is
+	// reported on its own.
 	ErrNotAllDone = errors.New("some messages were not done")
-	// ErrNeedsConfirmation: a command that removes or sends messages could
-	// not ask for a confirmation (no terminal) and was not given one; it
-	// printed the plan and changed nothing (exit 2).
-	ErrNeedsConfirmation = errors.New("nothing changed")
-	// ErrDeclined: the person at the prompt did not answer yes ("n", an
-	// empty line, end of input or Ctrl-C); nothing changed (exit 2).
-	ErrDeclined = errors.New("nothing changed")
 	// ErrUnroutable: the broker returned the copy (no queue bound); the
 	// message stays parked.
 	ErrUnroutable = errors.New("unroutable: no queue is bound for that exchange and routing key")
 	// ErrNacked: the broker refused the copy (for example a full queue with
 	// x-overflow reject-publish); the message stays parked.
-	ErrNacked = errors.New("the broker refused the copy (nack)")
-	// ErrBadFilter: a filter expression does not compile (a usage error,
-	// exit 2).
+	ErrNacked = broker.ErrNacked
+	// ErrBadFilter: a filter expression does not compile (the caller's
+	// mistake, not the broker's).
 	ErrBadFilter = errors.New("bad filter")
 	// ErrBadSelection: the options do not say which messages to act on, or
-	// say it twice (a usage error, exit 2).
+	// say it twice (the caller's mistake).
 	ErrBadSelection = errors.New("bad selection")
-	// ErrEditor: the editor is missing or failed; nothing was changed.
-	ErrEditor = errors.New("editor")
 	// ErrInvalidBody: an edited body is not valid for its content type;
 	// nothing was sent and the message is still parked.
 	ErrInvalidBody = errors.New("invalid body")

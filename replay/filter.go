@@ -32,6 +32,12 @@ type FilterEnv struct {
 	Redelivered      bool           `expr:"redelivered"`
 	OriginExchange   string         `expr:"origin_exchange"`
 	OriginRoutingKey string         `expr:"origin_routing_key"`
+	// CameBack: the message carries a replay id (x-replay-id): it was
+	// replayed and came back to a parking lot; ReplayID is that id.
+	CameBack bool   `expr:"came_back"`
+	ReplayID string `expr:"replay_id"`
+	// ReplayRun is the run that replayed it (x-replay-run).
+	ReplayRun string `expr:"replay_run"`
 }
 
 // Filter is a compiled --filter expression.
@@ -96,6 +102,9 @@ func (f *Filter) Match(m broker.Message, sum Summary, queue string, now time.Tim
 		ParkedAt:    sum.ParkedAt,
 		ContentType: m.Properties.ContentType,
 		Redelivered: m.Redelivered,
+		CameBack:    sum.Facts.CameBack,
+		ReplayID:    sum.Facts.ReplayID,
+		ReplayRun:   sum.Facts.ReplayRun,
 	}
 	if sum.Origin != nil {
 		env.OriginExchange, env.OriginRoutingKey = sum.Origin.Exchange, sum.Origin.RoutingKey

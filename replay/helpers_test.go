@@ -1,3 +1,5 @@
+//go:build integration
+
 package replay_test
 
 import (
@@ -49,23 +51,19 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 // it back after its TTL) and acks it.
 func getOne(t testing.TB, ch *amqp.Channel, queue string) amqp.Delivery {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		d, ok, err := ch.Get(queue, false)
-		if err != nil {
+	var d amqp.Delivery
+	brokertest.Eventually(t, 15*time.Second, 10*time.Millisecond, func() bool {
+		var ok bool
+		var err error
+		if d, ok, err = ch.Get(queue, false); err != nil {
 			t.Fatalf("get from %s: %v", queue, err)
 		}
-		if ok {
-			if err := d.Ack(false); err != nil {
-				t.Fatalf("ack: %v", err)
-			}
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message arrived in %s", queue)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return ok
+	}, func() string { return "no message arrived in " + queue })
+	if err := d.Ack(false); err != nil {
+		t.Fatalf("ack: %v", err)
 	}
+	return d
 }
 
 // republish publishes a delivery again with new headers, keeping its

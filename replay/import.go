@@ -86,7 +86,7 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 			}
 			id := fmt.Sprintf("%s (line %d)", m.ID(), line)
 			r.tally.chosen(id)
-			j := &job{id: id, pos: noPos, dest: dest, pub: pb,
+			j := &job{id: id, dest: dest, pub: pb,
 				entry: AuditEntry{Action: "import", File: abs, To: &dest, MessageID: m.ID()}}
 			select {
 			case jobs <- j:

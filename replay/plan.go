@@ -48,6 +48,49 @@ type Plan struct {
 	Report broker.PassReport `json:"pass"`
 }
 
+// Unroutable is how many of the plan's messages go to a destination the
+// route preview found unroutable (no queue bound, or no such exchange): the
+// broker would return their copies and they would stay parked. Routes the
+// preview could not check (no management API) are not counted.
+func (p Plan) Unroutable() int {
+	n := 0
+	for _, rp := range p.Routes {
+		if rp.Unroutable {
+			n += rp.Messages
+		}
+	}
+	return n
+}
+
+// Err predicts the replay's outcome: an error wrapping ErrNotAllDone (the
+// exit status of a run that leaves messages parked) when a chosen message
+// would be refused or unroutable, or a requested id is not in the queue;
+// nil when every one would be sent.
+func (p Plan) Err() error {
+	e := &wouldStayParked{refused: p.RefusedCount, missing: p.MissingCount, unroutable: p.Unroutable()}
+	if e.refused+e.missing+e.unroutable == 0 {
+		return nil
+	}
+	return e
+}
+
+type wouldStayParked struct{ refused, missing, unroutable int }
+
+func (e *wouldStayParked) Error() string {
+	var why []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{e.refused, "refused"}, {e.unroutable, "unroutable"}, {e.missing, "not in the queue"}} {
+		if c.n > 0 {
+			why = append(why, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return fmt.Sprintf("a replay would not send %d message(s): %s", e.refused+e.missing+e.unroutable, strings.Join(why, ", "))
+}
+
+func (e *wouldStayParked) Unwrap() error { return ErrNotAllDone }
+
 // PlanItem is one message and where it would go.
 type PlanItem struct {
 	ID          string                `json:"id"`
@@ -221,7 +264,7 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 		id, sum := c.id, c.sum
 		dest, err := destinationFor(sum, o.Target)
 		if err != nil {
-			f := Failure{ID: id, Err: err.Error()}
+			f := Failure{ID: id, Err: err.Error(), Code: failureCode(err)}
 			plan.RefusedCount++
 			if err := handOrKeep(sink.Refused, &plan.Refused, f); err != nil {
 				return err

@@ -21,7 +21,6 @@ import (
 type job struct {
 	held     *broker.Held // the parked copy, acked after the confirm; nil for import
 	id       string       // for reports
-	pos      int          // place in the selection's id set, for a selection by id
 	key      string       // identity across the passes of one run
 	replayID string       // "" for import (the message is restored as it was)
 	dest     retrycore.Destination
@@ -124,6 +123,18 @@ func (p *publisher) close() {
 		if err := p.conn.CloseChannel(p.ch); errors.Is(err, broker.ErrCloseUnanswered) {
 			p.s.log.Warn("publish channel close unanswered; connection dropped", "err", err)
 		}
+	}
+}
+
+// abandon drops the publishing connection at once, with no close
+// handshake, after a run gave up on the broker's confirms: what was in
+// flight is settled already (outcome unknown, still parked), and a broker
+// that confirms nothing does not answer a close either (README,
+// "Clusters"). The publisher is broken from then on.
+func (p *publisher) abandon() {
+	p.conn.Drop()
+	if p.broken == nil {
+		p.broken = errors.New("publishing abandoned: the broker confirmed nothing in time")
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
-	"github.com/parkinglot/parkinglot/replay/bitset"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -34,6 +33,9 @@ type Options struct {
 	// Progress receives events as the run goes (from several goroutines,
 	// one at a time).
 	Progress func(Event)
+	// Run is the replay run's id (x-replay-run, the audit log's run);
+	// NewRunID() when empty. A canary's steps share one.
+	Run string
 }
 
 func (o Options) check() error {
@@ -99,13 +101,19 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	if o.ConfirmTimeout > 0 {
 		r.confirmTimeout = o.ConfirmTimeout
 	}
+	r.runID = o.Run
+	if r.runID == "" {
+		r.runID = NewRunID()
+	}
 	defer r.close()
 	if _, merr := s.Management(ctx); merr != nil {
 		r.tally.note(merr.Error() + " (origins through delay queues are not followed)")
 	}
 	err = s.replayPasses(ctx, r, o.Queue, sel, s.originQuery(ctx, o.Queue, o.To), replayPrepare(o.Queue, o.Target, "replay"))
 	r.leftovers()
-	return r.tally.finish(), err
+	res := r.tally.finish()
+	res.Run = r.runID
+	return res, err
 }
 
 // prepareFunc turns a chosen parked message into the job that publishes
@@ -119,6 +127,14 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 			return nil, err
 		}
 		pub, resets := Transform(h.Message, rid, time.Now())
+		if sum.Facts.Error != "" {
+			// What it failed with, so that a copy that comes back can be
+			// told to fail the same way or another (README, "Headers").
+			pub.Headers[retrycore.HeaderReplayedError] = sum.Facts.Error
+		} else {
+			delete(pub.Headers, retrycore.HeaderReplayedError)
+		}
+		delete(pub.Headers, retrycore.HeaderReplayRun) // an earlier run's; readPass sets this run's
 		if target == TargetQueue {
 			// Sent to the failed queue alone, the copy would otherwise
 			// forget where it came from: the next failure's origin would be
@@ -127,7 +143,7 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 			resets = append(resets, sendAlone(pub.Headers)...)
 		}
 		return &job{
-			held: h, id: sum.ID, pos: noPos, replayID: rid, dest: dest, pub: pub, resets: resets,
+			held: h, id: sum.ID, replayID: rid, dest: dest, pub: pub, resets: resets,
 			entry: AuditEntry{Action: action, Queue: queue, To: &dest, MessageID: sum.ID, ReplayID: rid},
 		}, nil
 	}
@@ -137,8 +153,8 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 // the queue that failed alone.
 func destinationFor(sum Summary, target Target) (retrycore.Destination, error) {
 	if sum.Origin == nil {
-		if sum.OriginErr == retrycore.ErrUnknownOrigin.Error() {
-			return retrycore.Destination{}, retrycore.ErrUnknownOrigin
+		if sum.originErr != nil {
+			return retrycore.Destination{}, sum.originErr
 		}
 		return retrycore.Destination{}, errors.New(sum.OriginErr)
 	}
@@ -160,17 +176,10 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		return err
 	}
 	defer pub.close()
-	if sel.ids != nil {
-		r.mu.Lock()
-		r.finished = &bitset.Set{}
-		r.mu.Unlock()
-	}
+	// Each pass reads the whole parking lot: what an earlier pass removed
+	// is gone, what failed is not tried again (takeFailed), and every other
+	// message the selection picks, however many share an id, is acted on.
 	for attempt := 0; ; attempt++ {
-		r.finishIn(sel)
-		if sel.ids != nil && sel.remaining() == 0 {
-			return nil
-		}
-		sel.newPass()
 		p, err := s.openPass(ctx, queue, 0)
 		if err != nil {
 			return err
@@ -178,7 +187,17 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		perr := r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
 			return r.readPass(ctx, p, queue, sel, q, prepare, jobs)
 		})
-		rep, cerr := p.Close(context.WithoutCancel(ctx))
+		closeCtx := context.WithoutCancel(ctx)
+		if r.gaveUp.Load() {
+			// The broker confirmed nothing for --confirm-timeout: the pass
+			// does not read on to keep the parking lot's order or wait for
+			// ready counts, only its bounded cancel and close remain, and
+			// everything not removed stays parked.
+			c, cancel := context.WithCancel(closeCtx)
+			cancel()
+			closeCtx = c
+		}
+		rep, cerr := p.Close(closeCtx)
 		r.tally.pass(rep)
 		if herr := r.haltErr(); herr != nil {
 			return fmt.Errorf("stopped, nothing more was removed: %w", herr)
@@ -227,11 +246,15 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		}
 		j, err := prepare(h, sum, rid)
 		if err != nil {
-			r.failedFor(&job{id: id, key: key, pos: c.pos}, err)
+			r.failedFor(&job{id: id, key: key}, err)
 			continue
 		}
-		j.key, j.pos = key, c.pos
+		j.key = key
 		j.counted = prior != nil && prior.counted
+		if r.runID != "" {
+			j.pub.Headers[retrycore.HeaderReplayRun] = r.runID
+			j.entry.Run = r.runID
+		}
 		r.markSent(rid)
 		select {
 		case jobs <- j:

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/parkinglot/parkinglot/broker"
-	"github.com/parkinglot/parkinglot/replay/bitset"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -51,8 +50,14 @@ type run struct {
 	seed    maphash.Seed
 	stop    atomic.Bool // set with stopErr: the audit log failed, nothing more is removed
 	stopErr error
+	// gaveUp: the broker confirmed nothing for confirmTimeout and the run
+	// stopped waiting for it; its closes need not wait for it either.
+	gaveUp atomic.Bool
 	// confirmTimeout: see Options.ConfirmTimeout.
 	confirmTimeout time.Duration
+	// runID is a replay's run (Options.Run): written into each copy
+	// (x-replay-run) and audit entry; "" for the other runs.
+	runID string
 
 	// Only the producer goroutine touches sent: the loop guard, the
 	// x-replay-ids of this run's copies as 64-bit hashes (8 bytes a copy,
@@ -69,9 +74,6 @@ type run struct {
 	// confirmed: copies removed in the current pass (see pendingCopy.counted).
 	confirmed  confirmedLog
 	failedKeys map[string]int // failed for good in this run: not tried again
-	// finished: positions in the selection's id set done or failed, for a
-	// selection by id across passes (nil for a selection by filter or --all).
-	finished *bitset.Set
 }
 
 type pendingCopy struct {
@@ -190,9 +192,6 @@ func (r *run) takeFailed(key string) bool {
 func (r *run) failedFor(j *job, err error) {
 	r.mu.Lock()
 	r.failedKeys[j.key]++
-	if r.finished != nil && j.pos >= 0 {
-		r.finished.Put(j.pos, true)
-	}
 	r.mu.Unlock()
 	if j.counted {
 		// Already counted as done in an earlier pass; this re-send of a
@@ -212,9 +211,6 @@ func (r *run) failedFor(j *job, err error) {
 func (r *run) doneFor(j *job) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.finished != nil && j.pos >= 0 {
-		r.finished.Put(j.pos, true)
-	}
 	if j.replayID != "" {
 		r.confirmed.add(j.key, pendingCopy{id: j.id, replayID: j.replayID, counted: true})
 	}
@@ -226,19 +222,6 @@ func (r *run) notRemoved(j *job, err error) {
 	r.outstanding[j.key] = append(r.outstanding[j.key], pendingCopy{id: j.id, replayID: j.replayID})
 	r.mu.Unlock()
 	r.s.log.Warn("copy confirmed but the parked message could not be removed; it will be sent again with the same replay id", "id", j.id, "replay_id", j.replayID, "err", err)
-}
-
-// finishIn marks in sel what is done or failed so far, so the next pass
-// does not look for it.
-func (r *run) finishIn(sel *selection) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finished == nil {
-		return
-	}
-	for pos := range r.finished.All() {
-		sel.finish(pos)
-	}
 }
 
 // leftovers reports copies delivered whose parked original is still there
@@ -368,6 +351,7 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 					continue
 				}
 				stalled = true
+				r.gaveUp.Store(true)
 				// Halted, not retried: another pass would only send another
 				// window into the same silence.
 				r.halt(fmt.Errorf("%w: the broker confirmed nothing for %v with %d message(s) in flight (a cluster that lost its majority?); those messages are still parked, their copies' outcome unknown", ErrNotAllDone, r.confirmTimeout, len(pub.inflight)))
@@ -385,6 +369,13 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 		grace = 0
 	}
 	r.drain(bg, pub, com, grace)
+	if stalled {
+		// Every copy in flight is settled as outcome unknown (its message
+		// stays parked): the publish connection has nothing left to wait
+		// for, and a broker that confirms nothing would not answer its
+		// channel's close either.
+		pub.abandon()
+	}
 	return left
 }
 

@@ -9,20 +9,18 @@ import (
 )
 
 // selection applies a Selector to the messages of a pass. A selection by
-// id keeps a bit a chosen id for "seen in this pass" and "done for good",
-// positions in its IDSet, so that it does not grow a map with what it
-// finds.
+// id chooses every message that carries a requested id, however many share
+// it (README: identical messages share a content id, and acting on it acts
+// on all of them), so a pass by id reads the whole queue. It keeps a bit a
+// requested id for "found", positions in its IDSet, so that it does not
+// grow a map with what it finds.
 type selection struct {
 	ids    *IDSet // requested ids; nil: no id selection
 	owned  bool   // ids was built here from Selector.IDs: closed with the selection
 	found  bitset.Set
-	done   bitset.Set
 	all    bool
 	filter *Filter
 }
-
-// noPos is the position of a message chosen by something other than its id.
-const noPos = -1
 
 // newSelection checks a Selector: exactly one of IDs (or Chosen), All and
 // Filter (IDs and Filter may combine: both must match). With needOne false
@@ -63,55 +61,36 @@ func (s *selection) close() {
 	}
 }
 
-// newPass starts counting found ids afresh (a reconnect opens a new pass).
-func (s *selection) newPass() { s.found.Clear() }
-
-// match decides whether a message is chosen; pos is its place in the id
-// set (noPos without one).
-func (s *selection) match(m broker.Message, sum Summary, queue string, now time.Time) (pos int, ok bool, err error) {
-	pos = noPos
+// match decides whether a message is chosen. Every message carrying a
+// requested id is, not only the first one found.
+func (s *selection) match(m broker.Message, sum Summary, queue string, now time.Time) (bool, error) {
+	pos := -1
 	if s.ids != nil {
 		i, in, err := s.ids.index(sum.ID)
-		if err != nil || !in || s.done.Has(i) || s.found.Has(i) {
-			return noPos, false, err
+		if err != nil || !in {
+			return false, err
 		}
 		pos = i
 	}
-	ok, err = s.filter.Match(m, sum, queue, now)
+	ok, err := s.filter.Match(m, sum, queue, now)
 	if err != nil || !ok {
-		return noPos, false, err
+		return false, err
 	}
-	if pos != noPos {
+	if pos >= 0 {
 		s.found.Put(pos, true)
 	}
-	return pos, true, nil
+	return true, nil
 }
 
-// finish marks the id at pos done for good, so a later pass does not look
-// for it again.
-func (s *selection) finish(pos int) {
-	if s.ids != nil && pos >= 0 {
-		s.done.Put(pos, true)
-	}
-}
-
-// remaining is how many requested ids are not done yet.
-func (s *selection) remaining() int { return s.ids.Len() - s.done.Len() }
-
-// complete reports whether every requested id was found in this pass, so
-// the pass can stop early.
-func (s *selection) complete() bool {
-	// found holds only ids not done: match passes over done ones.
-	return s.ids != nil && s.found.Len() == s.remaining()
-}
-
-// missing yields the requested ids not found in this pass (and not done).
+// missing yields the requested ids no pass of the command found: found
+// counts across the passes of a run, so an id acted on before a reconnect
+// is not reported missing after it.
 func (s *selection) missing(yield func(string, error) bool) {
 	if s.ids == nil {
 		return
 	}
 	for i := range s.ids.Len() {
-		if s.done.Has(i) || s.found.Has(i) {
+		if s.found.Has(i) {
 			continue
 		}
 		id, err := s.ids.at(i)
@@ -121,7 +100,7 @@ func (s *selection) missing(yield func(string, error) bool) {
 	}
 }
 
-// reportMissing reports each requested id the pass did not find as not
+// reportMissing reports each requested id no pass found as not
 // done: it is not in the queue.
 func reportMissing(sel *selection, t *tally, queue string) error {
 	for id, err := range sel.missing {

@@ -44,6 +44,11 @@ type Session struct {
 	consume *broker.Conn
 	publish *broker.Conn
 	mgmt    *broker.Management
+	pending *pendingCheck // begun by Open; taken by the first Management
+	// checked is the check mgmt passed; each later connection is held
+	// against it too (live), with no request: a URL of a list that did
+	// not answer the check may answer a redial.
+	checked *broker.ManagementCheck
 	mgmtErr error
 	mgmtAt  time.Time // when mgmtErr was found; retried after mgmtRetry
 	closed  bool
@@ -68,12 +73,57 @@ func Open(ctx context.Context, c Connection, cfg Config, name string, log *slog.
 		s.amqpUser = uri.Username
 	}
 	s.osUser = osUserName()
+	s.startCheck()
 	conn, err := broker.Dial(ctx, s.dialOptions("consume"))
 	if err != nil {
+		s.dropCheck()
 		return nil, err
 	}
 	s.consume = conn
 	return s, nil
+}
+
+// pendingCheck is the management check Open starts beside its dial, so
+// that the check's requests (and a URL list's dials) do not add to the
+// time before the first thing the session shows; Management takes it.
+type pendingCheck struct {
+	m      *broker.Management
+	check  *broker.ManagementCheck
+	cancel context.CancelFunc
+}
+
+// checkWait bounds a management check, as it bounds the probe.
+const checkWait = 10 * time.Second
+
+// startCheck begins the management check unless the connection allows a
+// mismatch or names no management API.
+func (s *Session) startCheck() {
+	if s.conn.AllowManagementMismatch {
+		return
+	}
+	m, err := s.conn.Management()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkWait)
+	s.pending = &pendingCheck{m: m, check: broker.StartManagementCheck(ctx, m, s.dialOptions("check")), cancel: cancel}
+}
+
+// takeCheck returns the pending check (nil when there is none), once.
+func (s *Session) takeCheck() *pendingCheck {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending
+	s.pending = nil
+	return p
+}
+
+// dropCheck stops a pending check that nobody will take.
+func (s *Session) dropCheck() {
+	if p := s.takeCheck(); p != nil {
+		p.cancel()
+		p.m.Close()
+	}
 }
 
 func osUserName() string {
@@ -108,6 +158,11 @@ func (s *Session) Close() error {
 	if s.mgmt != nil {
 		s.mgmt.Close()
 	}
+	if p := s.pending; p != nil {
+		s.pending = nil
+		p.cancel()
+		p.m.Close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -135,9 +190,12 @@ func (s *Session) Config() Config { return s.cfg }
 const mgmtRetry = 30 * time.Second
 
 // Management returns the management API client, checking that it answers
-// (within 10 s, or until ctx ends). When it is not configured or not
-// answering the error wraps broker.ErrNoManagement; features that need it
-// say so, the rest works. The session's lock is not held while the API is
+// and belongs to the cluster the session is connected to (within 10 s, or
+// until ctx ends; see probeManagement). When it is not configured, not
+// answering or of another cluster (that error also matches
+// broker.ErrManagementMismatch) the error wraps broker.ErrNoManagement;
+// features that need it say so, the rest works. The first call takes the
+// check Open began. The session's lock is not held while the API is
 // asked, so Close and other calls do not wait for it.
 func (s *Session) Management(ctx context.Context) (*broker.Management, error) {
 	s.mu.Lock()
@@ -148,17 +206,22 @@ func (s *Session) Management(ctx context.Context) (*broker.Management, error) {
 		return nil, noManagement(errSessionClosed)
 	case m != nil:
 		return m, nil
-	case known != nil && time.Since(at) < mgmtRetry:
+	case known != nil && (errors.Is(known, broker.ErrManagementMismatch) || time.Since(at) < mgmtRetry):
 		return nil, known
 	}
-	m, err := s.conn.Management()
-	if err == nil {
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err = m.Overview(pctx)
+	var err error
+	var k *broker.ManagementCheck
+	if p := s.takeCheck(); p != nil {
+		m, k = p.m, p.check
+		err = s.againstConsume(ctx, k)
+		p.cancel()
+	} else if m, err = s.conn.Management(); err == nil {
+		pctx, cancel := context.WithTimeout(ctx, checkWait)
+		k, err = s.probeManagement(pctx, m)
 		cancel()
-		if err != nil {
-			m.Close()
-		}
+	}
+	if err != nil && m != nil {
+		m.Close()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,8 +239,44 @@ func (s *Session) Management(ctx context.Context) (*broker.Management, error) {
 		}
 		return s.mgmt, nil
 	}
-	s.mgmt, s.mgmtErr = m, nil
+	s.mgmt, s.mgmtErr, s.checked = m, nil, k
 	return m, nil
+}
+
+// probeManagement checks that m answers and, unless the connection allows
+// a mismatch, that it belongs to the consuming connection's cluster
+// (broker.StartManagementCheck: one request per management URL). A
+// mismatch is kept for the session's life: the API is never used.
+func (s *Session) probeManagement(ctx context.Context, m *broker.Management) (*broker.ManagementCheck, error) {
+	if s.conn.AllowManagementMismatch {
+		_, err := m.Overview(ctx)
+		return nil, err
+	}
+	k := broker.StartManagementCheck(ctx, m, s.dialOptions("check"))
+	return k, s.againstConsume(ctx, k)
+}
+
+// againstConsume is the check's answer for the consuming connection.
+func (s *Session) againstConsume(ctx context.Context, k *broker.ManagementCheck) error {
+	s.mu.Lock()
+	c := s.consume
+	s.mu.Unlock()
+	if c == nil {
+		return errSessionClosed
+	}
+	return k.Against(ctx, c)
+}
+
+// CheckManagement returns the *broker.ManagementMismatchError when the
+// management API belongs to another cluster than the session's AMQP
+// connection (see Management), and nil otherwise, also when there is no
+// management API to check.
+func (s *Session) CheckManagement(ctx context.Context) error {
+	_, err := s.Management(ctx)
+	if errors.Is(err, broker.ErrManagementMismatch) {
+		return err
+	}
+	return nil
 }
 
 var errSessionClosed = errors.New("session is closed")
@@ -236,6 +335,15 @@ func (s *Session) live(ctx context.Context, slot **broker.Conn, role string) (*b
 	c, err := broker.Redial(rctx, s.dialOptions(role), broker.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second})
 	if err != nil {
 		return nil, err
+	}
+	s.mu.Lock()
+	k := s.checked
+	s.mu.Unlock()
+	if k != nil {
+		if err := k.Against(ctx, c); errors.Is(err, broker.ErrManagementMismatch) {
+			_ = c.Close()
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

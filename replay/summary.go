@@ -37,7 +37,7 @@ func summarize(ctx context.Context, m broker.Message, id string, q retrycore.Ori
 	}
 	o, err := retrycore.ResolveOrigin(ctx, m.Headers, q)
 	if err != nil {
-		s.OriginErr = err.Error()
+		s.OriginErr, s.originErr = err.Error(), err
 	} else {
 		s.Origin = &o
 	}

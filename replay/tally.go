@@ -59,9 +59,9 @@ func (t *tally) failed(id string, err error, dest *retrycore.Destination, replay
 		t.res.mixedReasons = true
 	}
 	if len(t.res.Failures) < MaxListedFailures {
-		t.res.Failures = append(t.res.Failures, Failure{ID: id, Err: reason})
+		t.res.Failures = append(t.res.Failures, Failure{ID: id, Err: reason, Code: failureCode(err)})
 	}
-	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: reason})
+	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: reason, Code: failureCode(err)})
 }
 
 // skipped counts a message left alone on purpose (loop guard, filter error).

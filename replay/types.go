@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -24,6 +25,7 @@ type Summary struct {
 	// OriginErr set when it cannot be told.
 	Origin    *retrycore.Origin `json:"origin,omitempty"`
 	OriginErr string            `json:"origin_error,omitempty"`
+	originErr error             // OriginErr's error, when decoded in this process
 	// Group is the normalised error text (retrycore.GroupKey) for grouping.
 	Group string `json:"group"`
 	// ParkedAt is when the message was parked (x-parked-at, a framework's
@@ -86,6 +88,7 @@ type Event struct {
 	Destination *retrycore.Destination `json:"destination,omitempty"`
 	ReplayID    string                 `json:"replay_id,omitempty"`
 	Err         string                 `json:"error,omitempty"`
+	Code        FailureCode            `json:"code,omitempty"`
 	Text        string                 `json:"text,omitempty"`
 	// Resets are the retry counters the copy reset (replayed, dry-run).
 	Resets []string `json:"resets,omitempty"`
@@ -112,6 +115,8 @@ type Result struct {
 	// Notes are things the user should know (a reconnect, a note of the
 	// browse pass about quorum delivery limits).
 	Notes []string `json:"notes,omitempty"`
+	// Run is a replay's run id (Options.Run), for RunStatus.
+	Run string `json:"run,omitempty"`
 }
 
 // MaxListedFailures is how many failures a Result lists, and a plan's
@@ -124,6 +129,30 @@ const MaxListedFailures = 100
 type Failure struct {
 	ID  string `json:"id"`
 	Err string `json:"error"`
+	// Code names the reasons a person can mend (CodeUnknownOrigin,
+	// CodeFailedQueueUnknown); empty for the others.
+	Code FailureCode `json:"code,omitempty"`
+}
+
+// FailureCode is a stable name for a kind of failure, for callers that
+// decide by it (the CLI's hints, scripts reading -o json).
+type FailureCode string
+
+// The failure codes.
+const (
+	CodeUnknownOrigin      FailureCode = "unknown_origin"
+	CodeFailedQueueUnknown FailureCode = "failed_queue_unknown"
+)
+
+// failureCode is the code of err, by its type.
+func failureCode(err error) FailureCode {
+	switch {
+	case errors.Is(err, retrycore.ErrUnknownOrigin):
+		return CodeUnknownOrigin
+	case errors.Is(err, ErrFailedQueueUnknown):
+		return CodeFailedQueueUnknown
+	}
+	return ""
 }
 
 // Err returns ErrNotAllDone (wrapped with the count) when some messages

@@ -2,6 +2,7 @@ package retrycore
 
 import (
 	"log/slog"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -10,15 +11,18 @@ import (
 type ackKind uint8
 
 const (
-	opDeliver ackKind = iota // registered: delivered, not yet settled
-	opAck                    // done: remove it from the queue
-	opRequeue                // give it back (nack, requeue)
+	opDeliver     ackKind = iota // registered: delivered, not yet settled
+	opAck                        // done: remove it from the queue
+	opRequeue                    // give it back (nack, requeue)
+	opRequeueRest                // give back every delivery not settled yet
+	opFlush                      // no frame: answered once every earlier op's frames were sent
 )
 
 // ackOp is one request to the acker.
 type ackOp struct {
 	tag  uint64
 	kind ackKind
+	sent chan struct{} // opFlush: closed once the frames before it were sent
 }
 
 // ackAction is one frame the acker sends: basic.ack (Multiple: every
@@ -59,6 +63,19 @@ func (b *ackBook) plan(ops []ackOp) []ackAction {
 				out = append(out, ackAction{Tag: op.tag, Requeue: true})
 				delete(b.state, op.tag)
 			}
+		case opRequeueRest:
+			// One nack with multiple=true on the newest unsettled delivery
+			// gives back every unsettled delivery of the channel. Requested
+			// acks go first, so the nack does not cover them.
+			if acks > 0 {
+				out = append(out, b.ackRequested()...)
+				acks = 0
+			}
+			if last, ok := b.newestPending(); ok {
+				out = append(out, ackAction{Tag: last, Requeue: true, Multiple: len(b.state) > 1})
+			}
+			clear(b.state)
+			b.order = b.order[:0:0]
 		case opAck:
 			if k, ok := b.state[op.tag]; ok && k == opDeliver {
 				b.state[op.tag] = opAck
@@ -66,10 +83,16 @@ func (b *ackBook) plan(ops []ackOp) []ackAction {
 			}
 		}
 	}
-	if acks == 0 {
-		b.trim()
-		return out
+	if acks > 0 {
+		out = append(out, b.ackRequested()...)
 	}
+	b.trim()
+	return out
+}
+
+// ackRequested returns the frames for every requested ack.
+func (b *ackBook) ackRequested() []ackAction {
+	var out []ackAction
 	// The longest prefix of the outstanding deliveries that is all settled
 	// or ack-requested can be acked with one multiple=true frame.
 	var last uint64
@@ -97,8 +120,17 @@ func (b *ackBook) plan(ops []ackOp) []ackAction {
 			delete(b.state, tag)
 		}
 	}
-	b.trim()
 	return out
+}
+
+// newestPending is the newest delivery not settled yet.
+func (b *ackBook) newestPending() (uint64, bool) {
+	for i := len(b.order) - 1; i >= 0; i-- {
+		if _, ok := b.state[b.order[i]]; ok {
+			return b.order[i], true
+		}
+	}
+	return 0, false
 }
 
 // trim drops settled tags from the front so order stays short.
@@ -156,23 +188,33 @@ func (a *acker) run() {
 			}
 		}
 		actions := book.plan(batch)
-		if failed {
-			continue // the channel is gone; the broker requeues what was not acked
+		if !failed {
+			failed = a.send(actions)
 		}
-		for _, act := range actions {
-			var err error
-			if act.Requeue {
-				err = a.ch.Nack(act.Tag, act.Multiple, true)
-			} else {
-				err = a.ch.Ack(act.Tag, act.Multiple)
-			}
-			if err != nil {
-				failed = true
-				a.log.Warn("ack failed; the broker will redeliver what was not acknowledged", "tag", act.Tag, "err", err)
-				break
+		for _, op := range batch {
+			if op.kind == opFlush {
+				close(op.sent)
 			}
 		}
 	}
+}
+
+// send sends the frames, reporting whether the channel failed (then the
+// broker gives back what was not acked, and the acker sends no more).
+func (a *acker) send(actions []ackAction) (failed bool) {
+	for _, act := range actions {
+		var err error
+		if act.Requeue {
+			err = a.ch.Nack(act.Tag, act.Multiple, true)
+		} else {
+			err = a.ch.Ack(act.Tag, act.Multiple)
+		}
+		if err != nil {
+			a.log.Warn("ack failed; the broker will redeliver what was not acknowledged", "tag", act.Tag, "err", err)
+			return true
+		}
+	}
+	return false
 }
 
 // deliver registers a delivery before it is handed to a worker.
@@ -183,3 +225,27 @@ func (a *acker) ack(tag uint64) { a.ops <- ackOp{tag: tag, kind: opAck} }
 
 // requeue asks for the delivery to be given back.
 func (a *acker) requeue(tag uint64) { a.ops <- ackOp{tag: tag, kind: opRequeue} }
+
+// requeueRest asks for every delivery not settled yet to be given back.
+func (a *acker) requeueRest() { a.ops <- ackOp{kind: opRequeueRest} }
+
+// flush returns once the frames of every op queued before it were sent
+// (written to the connection, in order), or the channel failed (true), or
+// after wait (false: a connection whose peer reads nothing can hold a
+// write back).
+func (a *acker) flush(wait time.Duration) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	sent := make(chan struct{})
+	select {
+	case a.ops <- ackOp{kind: opFlush, sent: sent}:
+	case <-t.C:
+		return false
+	}
+	select {
+	case <-sent:
+		return true
+	case <-t.C:
+		return false
+	}
+}

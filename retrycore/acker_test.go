@@ -158,3 +158,36 @@ func TestAckBookNeverAcksAnUnfinishedDelivery(t *testing.T) {
 		}
 	}
 }
+
+func TestAckBookRequeueRestGivesBackEveryUnsettledDeliveryInOneFrame(t *testing.T) {
+	b := newAckBook()
+	b.plan(deliveredOps(1, 2, 3, 4, 5, 6))
+	b.plan(acksOf(1, 3))
+	// Tag 2 is acked in the same batch as the give-back: its ack goes first,
+	// then one nack (multiple) covers 4, 5 and 6.
+	got := b.plan(append(acksOf(2), ackOp{kind: opRequeueRest}))
+	want := []ackAction{{Tag: 2}, {Tag: 6, Requeue: true, Multiple: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if b.pending() != 0 || len(b.order) != 0 {
+		t.Fatalf("book not empty: pending=%d order=%v", b.pending(), b.order)
+	}
+	// A late ack of a given-back delivery sends nothing.
+	if got := b.plan(acksOf(5)); len(got) != 0 {
+		t.Fatalf("ack after the give-back: %+v", got)
+	}
+}
+
+func TestAckBookRequeueRestOfOneIsASingleNackAndOfNoneIsNothing(t *testing.T) {
+	b := newAckBook()
+	if got := b.plan([]ackOp{{kind: opRequeueRest}}); len(got) != 0 {
+		t.Fatalf("empty book: %+v", got)
+	}
+	b.plan(deliveredOps(7, 8))
+	got := b.plan(append(acksOf(7), ackOp{kind: opRequeueRest}, ackOp{kind: opFlush}))
+	want := []ackAction{{Tag: 7}, {Tag: 8, Requeue: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}

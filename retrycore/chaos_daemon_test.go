@@ -1,4 +1,4 @@
-//go:build chaos
+//go:build chaos && integration
 
 package retrycore
 
@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// TestChaosDaemonConservation is the conservation test at full size
-// (issue 5): 10,000 messages through the real daemon binary on a quorum
+// TestChaosDaemonConservation is the conservation test at full size:
+// 10,000 messages through the real daemon binary on a quorum
 // pipeline while the daemon is killed with SIGKILL five times (restarted
 // each time), its connections are force-closed twice through the
 // management API, and the broker is restarted (rabbitmqctl stop_app /

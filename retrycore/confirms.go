@@ -68,12 +68,26 @@ func (t *confirmTracker) settle(a awaiting) {
 	s.acker.ack(a.tag)
 	switch a.res.Outcome {
 	case OutcomeLabelRetried:
-		s.log.Debug("retrying", "id", a.res.MessageID, "attempt", a.res.Attempt, "tier", a.res.Tier, "err", a.handled)
+		// At info, like parked: at the default level a retry is the one
+		// sign of life between a failure and the parking (README, "The
+		// consumer daemon").
+		s.log.Info("retrying", "id", a.res.MessageID, "attempt", a.res.Attempt, "tier", a.res.Tier, "in", s.tierDelay(a.res.Tier), "err", a.handled)
 	case OutcomeLabelParked:
 		s.log.Info("parked", "id", a.res.MessageID, "kind", a.res.Kind, "attempt", a.res.Attempt, "err", a.handled)
 	}
 	s.o.Metrics.outcome(a.res.Outcome)
 	s.settled(a.res)
+}
+
+// tierDelay is the delay of the tier whose queue is queue, as the pipeline
+// file writes it ("5s"), or "" for a queue that is not one of its tiers.
+func (s *session) tierDelay(queue string) string {
+	for _, t := range s.o.Pipeline.Tiers() {
+		if t.Queue == queue {
+			return t.Delay.Text
+		}
+	}
+	return ""
 }
 
 // giveBack handles a copy the broker did not confirm: the original is

@@ -23,8 +23,15 @@ type RunOptions struct {
 	// Management, when set, lets each (re)declare of the topology report
 	// every differing argument (see Declare).
 	Management *broker.Management
-	Logger     *slog.Logger // nil: discard
-	Metrics    *Metrics     // nil: none
+	// ManagementCheck, when set, is the check Management passed
+	// (broker.CheckManagement): each connection the loop opens is held
+	// against it, with no request, and one to another cluster stops the
+	// loop (a URL of a list that did not answer the check may answer a
+	// reconnect).
+	ManagementCheck *broker.ManagementCheck
+
+	Logger  *slog.Logger // nil: discard
+	Metrics *Metrics     // nil: none
 
 	// Reconnect is the backoff between dial attempts and between sessions
 	// that end quickly; default 100ms … 30s.
@@ -43,6 +50,9 @@ type RunOptions struct {
 	// OnConsuming, when set, is called each time the loop starts consuming:
 	// at start-up (session 1) and after each reconnect.
 	OnConsuming func(session int)
+	// OnStopped, when set, is called each time a session stops consuming:
+	// its connection was lost, or ctx ended and it drained.
+	OnStopped func()
 	// OnSettled, when set, is called after the loop decided a message's
 	// fate and queued its ack or nack. It is called from the worker and
 	// confirm-tracker goroutines, so it must be safe for concurrent use,
@@ -86,9 +96,11 @@ func (o RunOptions) withDefaults() RunOptions {
 }
 
 // fatal reports errors that reconnecting cannot fix: a permanent dial
-// error, a topology that contradicts the pipeline, refused access.
+// error, a topology that contradicts the pipeline, refused access, a
+// broker of another cluster than the management API's.
 func fatal(err error) bool {
-	return broker.Permanent(err) || errors.Is(err, broker.ErrPreconditionFailed) || errors.Is(err, broker.ErrAccessRefused)
+	return broker.Permanent(err) || errors.Is(err, broker.ErrPreconditionFailed) || errors.Is(err, broker.ErrAccessRefused) ||
+		errors.Is(err, broker.ErrManagementMismatch)
 }
 
 // stableSession is how long a session must last for the reconnect backoff
@@ -100,8 +112,10 @@ const stableSession = 30 * time.Second
 // failures through the delay tiers (acking only after the broker confirmed
 // the copy), and parks permanent failures and exhausted retries. It
 // reconnects and redeclares the topology when a connection drops. On
-// cancellation it stops consuming, gives back what it had not started,
-// lets in-flight handlers finish, and returns nil. It returns an error for
+// cancellation it starts nothing more, lets in-flight handlers finish,
+// sends their acks, cancels its consumer (whose answer means the broker
+// applied those acks), gives back what it had not started, and returns
+// nil. It returns an error for
 // what reconnecting cannot fix: a bad URL or credentials, a topology that
 // differs from the pipeline.
 func Run(ctx context.Context, opts RunOptions, h Handler) error {
@@ -141,6 +155,9 @@ func Run(ctx context.Context, opts RunOptions, h Handler) error {
 			o.OnConsuming(sessions)
 		}
 		lost := s.run(ctx)
+		if o.OnStopped != nil {
+			o.OnStopped()
+		}
 		if ctx.Err() != nil {
 			log.Info("stopped: every started message finished")
 			return nil
@@ -184,6 +201,15 @@ func connect(ctx context.Context, o *RunOptions, h Handler, log *slog.Logger) (*
 	if err != nil {
 		_ = consume.Close()
 		return nil, err
+	}
+	if k := o.ManagementCheck; k != nil {
+		for _, c := range []*broker.Conn{consume, publish} {
+			if err := k.Against(ctx, c); errors.Is(err, broker.ErrManagementMismatch) {
+				_ = consume.Close()
+				_ = publish.Close()
+				return nil, err
+			}
+		}
 	}
 	s := &session{o: o, h: h, log: log, consume: consume, publish: publish, user: publish.User}
 	if err := s.setup(ctx); err != nil {

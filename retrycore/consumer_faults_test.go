@@ -1,3 +1,5 @@
+//go:build integration
+
 package retrycore
 
 import (
@@ -195,13 +197,9 @@ func TestRunSurvivesAForcedConnectionCloseAndResumes(t *testing.T) {
 	<-busy
 	m := brokertest.Management(t)
 	// The management API lists a new connection only after a few seconds.
-	deadline := time.Now().Add(30 * time.Second)
-	for brokertest.CloseConnections(t, m, l.name) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the management API never listed the loop's connections")
-		}
-		time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
-	}
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond,
+		func() bool { return brokertest.CloseConnections(t, m, l.name) > 0 },
+		func() string { return "the management API never listed the loop's connections" })
 	holdOnce.Do(func() { close(hold) })
 	l.waitConsuming(2)
 	ids = append(ids, publishN(t, p, "after", 10, func(int) string { return "x" })...)
@@ -308,17 +306,10 @@ func TestRunNackedRetryCopyGivesTheMessageBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.DeletePolicy(context.Background(), policy) })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	brokertest.Eventually(t, 20*time.Second, 50*time.Millisecond, func() bool {
 		q, err := m.Queue(ctx, tier.Queue)
-		if err == nil && q.Policy == policy {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("policy %s never applied to %s", policy, tier.Queue)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the management API with a deadline
-	}
+		return err == nil && q.Policy == policy
+	}, func() string { return "policy " + policy + " never applied to " + tier.Queue })
 	l := startLoop(t, p, failUntilRetried(), nil)
 	publishN(t, p, "nacked", 1, func(int) string { return "x" })
 	expectGivenBack(t, l, p, ErrPublishNacked, func() {

@@ -3,11 +3,11 @@ package retrycore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,9 +29,14 @@ type DaemonOptions struct {
 
 	Broker     broker.Options
 	Management *broker.Management // optional
-	Logger     *slog.Logger
+	// ManagementCheck is the check Management passed (RunOptions).
+	ManagementCheck *broker.ManagementCheck
+	Logger          *slog.Logger
 	// HandlerStdout receives the exec handler's stdout (nil: discarded).
 	HandlerStdout io.Writer
+	// Collectors are registered beside the daemon's own metrics (the CLI
+	// adds the parking lot's depth and oldest age, read by the watch).
+	Collectors []prometheus.Collector
 	// OnMetrics, when set, is called with the metrics listener's address
 	// once it listens (tests pass ":0").
 	OnMetrics func(addr string)
@@ -67,10 +72,15 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(o.Collectors...)
 	metrics := NewMetrics(reg)
+	// Ready while consuming: from each session's start until it stops, and
+	// never again once ctx ends (the drain).
+	var consuming atomic.Bool
+	ready := func() bool { return consuming.Load() && ctx.Err() == nil }
 	stopMetrics := func() {}
 	if o.MetricsAddr != "" {
-		stop, addr, err := serveMetrics(reg, o.MetricsAddr, log)
+		stop, addr, err := serveMetrics(reg, o.MetricsAddr, ready, log)
 		if err != nil {
 			return err
 		}
@@ -83,23 +93,52 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	defer stopMetrics()
 
 	return Run(ctx, RunOptions{
-		Pipeline:   o.Pipeline,
-		Broker:     o.Broker,
-		Management: o.Management,
-		Logger:     log,
-		Metrics:    metrics,
+		Pipeline:        o.Pipeline,
+		Broker:          o.Broker,
+		Management:      o.Management,
+		ManagementCheck: o.ManagementCheck,
+		Logger:          log,
+		Metrics:         metrics,
+		OnConsuming:     func(int) { consuming.Store(true) },
+		OnStopped:       func() { consuming.Store(false) },
 	}, h)
 }
 
+// MetricsListenError: the metrics address could not be listened on (busy,
+// bad or not allowed); the daemon did not start.
+type MetricsListenError struct {
+	Addr string
+	Err  error
+}
+
+func (e *MetricsListenError) Error() string {
+	return "metrics address " + e.Addr + ": " + e.Err.Error()
+}
+func (e *MetricsListenError) Unwrap() error { return e.Err }
+
 // serveMetrics listens first, so a busy or bad address fails start-up,
-// then serves /metrics until the returned stop is called.
-func serveMetrics(reg *prometheus.Registry, addr string, log *slog.Logger) (func(), string, error) {
+// then serves /metrics, /livez (200 while the process serves) and /readyz
+// (200 while ready says so, else 503) until the returned stop is called.
+func serveMetrics(reg *prometheus.Registry, addr string, ready func() bool, log *slog.Logger) (func(), string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("--metrics-addr %s: %w", addr, err)
+		return nil, "", &MetricsListenError{Addr: addr, Err: err}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not ready: not consuming\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {

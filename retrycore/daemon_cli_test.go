@@ -1,3 +1,5 @@
+//go:build integration
+
 package retrycore
 
 import (
@@ -5,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,6 +63,75 @@ func TestDaemonCLI(t *testing.T) {
 			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, stderr)
 			}
+		}
+	})
+
+	t.Run("daemon flags after exec are refused and before it work", func(t *testing.T) {
+		p := writePipeline(t, 200*time.Millisecond)
+		for _, args := range [][]string{
+			{"daemon", "-f", p.file, "--exec", "true", "--metrics-addr", "127.0.0.1:0"},
+			{"daemon", "--exec", "true", "-f", p.file},
+			{"daemon", "-f", p.file, "--exec", "true", "--log-level", "debug"},
+		} {
+			code, stdout, stderr := c.run(args...)
+			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" ||
+				!strings.Contains(stderr, "after --exec is passed to the handler; put daemon flags before --exec, or use --exec -- CMD… to pass it on") {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and the one line", args, code, stderr)
+			}
+		}
+		if r := c.Run("", "topology", "declare", "-f", p.file); r.Code != 0 {
+			t.Fatalf("topology declare: exit %d %s", r.Code, r.Stderr)
+		}
+		// The order the usage line shows.
+		d := c.command("daemon", "-f", p.file, "--metrics-addr", "127.0.0.1:0", "--exec", "true")
+		logs, err := d.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Process.Kill(); _ = d.Wait() })
+		addr := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(logs)
+			re := regexp.MustCompile(`addr=http://([^/\s]+)/metrics`)
+			for sc.Scan() {
+				if m := re.FindStringSubmatch(sc.Text()); m != nil {
+					addr <- m[1]
+				}
+			}
+		}()
+		select {
+		case a := <-addr:
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + a + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), "parkinglot_") {
+				t.Errorf("/metrics: %d %.200s", resp.StatusCode, body)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the daemon never served metrics")
+		}
+		_ = d.Process.Signal(syscall.SIGTERM)
+	})
+
+	t.Run("a busy metrics address is one line naming the flag", func(t *testing.T) {
+		p := writePipeline(t, 200*time.Millisecond)
+		busy, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		a := busy.Addr().String()
+		code, stdout, stderr := c.run("daemon", "-f", p.file, "--metrics-addr", a, "--exec", "true")
+		line := strings.TrimSpace(stderr)
+		if code != 1 || stdout != "" || strings.Count(line, "\n") != 0 ||
+			!strings.Contains(line, "--metrics-addr "+a+": ") || !strings.Contains(line, "address already in use") {
+			t.Errorf("exit %d, stderr %q; want exit 1 and one line: --metrics-addr %s: … address already in use", code, stderr, a)
 		}
 	})
 
@@ -147,13 +219,11 @@ func TestDaemonCLI(t *testing.T) {
 		}
 		brokertest.PublishMany(t, ch, p.Main.Exchange, p.Main.RoutingKey, msgs)
 
-		deadline := time.Now().Add(30 * time.Second)
-		for brokertest.Depth(t, ch, p.Error.Queue) < 3 {
-			if time.Now().After(deadline) {
-				t.Fatalf("parking lot holds %d of 3 failing messages", brokertest.Depth(t, ch, p.Error.Queue))
-			}
-			time.Sleep(50 * time.Millisecond) // polling the queue depth with a deadline
-		}
+		brokertest.Eventually(t, 30*time.Second, 50*time.Millisecond,
+			func() bool { return brokertest.Depth(t, ch, p.Error.Queue) >= 3 },
+			func() string {
+				return fmt.Sprintf("parking lot holds %d of 3 failing messages", brokertest.Depth(t, ch, p.Error.Queue))
+			})
 		metrics := scrape(t, metricsURL)
 		for _, want := range []string{
 			`parkinglot_messages_total{outcome="done"} 3`,

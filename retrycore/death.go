@@ -2,6 +2,7 @@ package retrycore
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -32,14 +33,20 @@ func (r DeathRef) empty() bool { return r == DeathRef{} }
 // dead-lettered through more distinct queues is not worth more memory.
 const maxDeaths = 256
 
-// Deaths decodes x-death in the array's own order, newest first: RabbitMQ
-// puts the entry it last updated at the head. That order is the truth;
-// the times are whole seconds (and an entry's time is its first death), so
-// entries must never be re-sorted by time — two deaths in one second tie.
-// OldestFirst reverses it for a timeline. It never fails: entries of the wrong
-// shape are skipped, fields of the wrong type are left empty, and a single
-// table where an array belongs is read as a one-entry array. The second
-// value lists what was odd, for display.
+// Deaths decodes x-death newest first, the one order every view shows
+// (README, "Headers"). RabbitMQ puts the entry it last updated at the
+// head, and that head is kept whatever the times say: an entry's time is
+// its first death, so an entry that died again (count > 1) may be the
+// newest with an older time, and the attempts and the parked time are read
+// from it. The rest is not always in order: an array a consumer carried
+// through its republishes came back from 3.10.8, for a message retried
+// through three delay tiers, as tier 3, tier 1, tier 2 (00:10:07, 00:04:37,
+// 00:05:07). So the entries after the head are sorted by time, newest
+// first, when each has one; the sort is stable, so entries of one second
+// keep the broker's order. It never fails: entries of the wrong shape are
+// skipped, fields of the wrong type are left empty, and a single table
+// where an array belongs is read as a one-entry array. The second value
+// lists what was odd, for display.
 func Deaths(h amqp.Table) ([]Death, []string) {
 	raw, ok := h[HeaderDeath]
 	if !ok || raw == nil {
@@ -91,7 +98,25 @@ func Deaths(h amqp.Table) ([]Death, []string) {
 		}
 		deaths = append(deaths, d)
 	}
+	newestFirst(deaths)
 	return deaths, problems
+}
+
+// newestFirst keeps the head (the entry the broker updated last) and sorts
+// the rest by time, newest first, when every one of them has a time; equal
+// times keep their order. Without a time there is nothing to sort by: the
+// broker's order stands.
+func newestFirst(deaths []Death) {
+	if len(deaths) < 3 {
+		return
+	}
+	rest := deaths[1:]
+	for _, d := range rest {
+		if d.Time.IsZero() {
+			return
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b Death) int { return b.Time.Compare(a.Time) })
 }
 
 func asTable(v any) (amqp.Table, bool) {
@@ -108,7 +133,7 @@ func deathRef(h amqp.Table, queue, reason, exchange string) DeathRef {
 	return DeathRef{Queue: headerString(h, queue), Reason: headerString(h, reason), Exchange: headerString(h, exchange)}
 }
 
-// findDeath returns the first entry, in x-death's order, for queue (and reason, when given).
+// findDeath returns the newest entry (Deaths' order) for queue (and reason, when given).
 func findDeath(deaths []Death, queue, reason string) (Death, bool) {
 	for _, d := range deaths {
 		if d.Queue == queue && (reason == "" || d.Reason == reason) {
@@ -116,15 +141,4 @@ func findDeath(deaths []Death, queue, reason string) (Death, bool) {
 		}
 	}
 	return Death{}, false
-}
-
-// OldestFirst returns deaths (newest first, as Deaths returns them) in the
-// opposite order, for a timeline read top to bottom. It reverses the
-// array; it never sorts by time (see Deaths).
-func OldestFirst(deaths []Death) []Death {
-	out := make([]Death, len(deaths))
-	for i, d := range deaths {
-		out[len(deaths)-1-i] = d
-	}
-	return out
 }

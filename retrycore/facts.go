@@ -40,6 +40,16 @@ type Facts struct {
 	ReplayCount int64     `json:"replay_count,omitempty"`
 	ReplayedAt  time.Time `json:"replayed_at,omitzero"`
 	ReplayID    string    `json:"replay_id,omitempty"`
+	// CameBack: the parked message carries a replay id: it was replayed
+	// and came back to a parking lot (README, "Canary replays").
+	// ReplayedError is the error it had when it was replayed
+	// (x-replayed-error); SameError says whether the error it came back
+	// with is in the same group (GroupKey) as that one, nil when the
+	// replay did not record it.
+	CameBack      bool   `json:"came_back,omitempty"`
+	ReplayRun     string `json:"replay_run,omitempty"` // x-replay-run
+	ReplayedError string `json:"replayed_error,omitempty"`
+	SameError     *bool  `json:"same_error,omitempty"`
 
 	// Problems lists headers of an unexpected shape that decoding passed over.
 	Problems []string `json:"problems,omitempty"`
@@ -134,6 +144,15 @@ func DecodeWith(ctx context.Context, h amqp.Table, limits DeliveryLimits) Facts 
 	}
 	f.ReplayedAt, _ = asTime(h[HeaderReplayedAt])
 	f.ReplayID = headerString(h, HeaderReplayID)
+	f.CameBack = f.ReplayID != ""
+	f.ReplayRun = headerString(h, HeaderReplayRun)
+	if s, ok := asString(h[HeaderReplayedError]); ok && strings.TrimSpace(s) != "" {
+		f.ReplayedError = OneLine(s)
+		if f.CameBack {
+			same := GroupKey(f.Error) == GroupKey(f.ReplayedError)
+			f.SameError = &same
+		}
+	}
 	return f
 }
 

@@ -320,8 +320,10 @@ func TestFrameworks(t *testing.T) {
 	}
 }
 
-// TestDeathOrderTies: x-death's own order (newest first) is kept whatever
-// the times say; OldestFirst reverses it and never sorts.
+// TestDeathOrderTies: Deaths keeps x-death's head (the entry the broker
+// updated last, whatever its time) and gives the rest newest first by
+// time; entries of one second, and a rest with an entry lacking a time,
+// keep the broker's order.
 func TestDeathOrderTies(t *testing.T) {
 	at := time.Unix(1764768436, 0)
 	entry := func(queue, reason string, ts time.Time) amqp.Table {
@@ -330,10 +332,14 @@ func TestDeathOrderTies(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		times [3]time.Time
+		want  string
 	}{
-		{"all in one second", [3]time.Time{at, at, at}},
-		{"times disagree with the order", [3]time.Time{at.Add(-2 * time.Second), at, at.Add(time.Second)}},
-		{"some without a time", [3]time.Time{{}, at, {}}},
+		{"all in one second", [3]time.Time{at, at, at}, "[main.retry main first]"},
+		{"newest first already", [3]time.Time{at.Add(time.Second), at, at.Add(-2 * time.Second)}, "[main.retry main first]"},
+		{"the rest disagrees with the order", [3]time.Time{at.Add(5 * time.Second), at, at.Add(time.Second)}, "[main.retry first main]"},
+		{"the head is kept whatever its time", [3]time.Time{at.Add(-2 * time.Second), at, at.Add(time.Second)}, "[main.retry first main]"},
+		{"some without a time", [3]time.Time{at, {}, at.Add(time.Second)}, "[main.retry main first]"},
+		{"a tie in the rest", [3]time.Time{at.Add(5 * time.Second), at, at}, "[main.retry main first]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := amqp.Table{HeaderDeath: []any{
@@ -342,29 +348,46 @@ func TestDeathOrderTies(t *testing.T) {
 				entry("first", "maxlen", c.times[2]),
 			}}
 			d, _ := Deaths(h)
-			var got, old []string
+			var got []string
 			for _, x := range d {
 				got = append(got, x.Queue)
 			}
-			for _, x := range OldestFirst(d) {
-				old = append(old, x.Queue)
+			if fmt.Sprint(got) != c.want {
+				t.Errorf("newest first %v, want %s", got, c.want)
 			}
-			if fmt.Sprint(got) != "[main.retry main first]" || fmt.Sprint(old) != "[first main main.retry]" {
-				t.Errorf("newest first %v, oldest first %v", got, old)
-			}
-			if f := Decode(h); f.FirstDeath.Queue != "first" || f.Deaths[0].Queue != "main.retry" {
+			// Without x-first-death-* the first death is the oldest entry.
+			if f := Decode(h); f.FirstDeath.Queue != got[2] || f.Deaths[0].Queue != got[0] {
 				t.Errorf("first death %+v, newest %+v", f.FirstDeath, f.Deaths[0])
 			}
 		})
 	}
-	// The recorded 4.3 TTL loop put both deaths in one second.
+	// The recorded 4.3 TTL loop put both deaths in one second: the broker's
+	// order stands.
 	h := loadFramework(t, "amqplib-ttl-loop-4.3").Message.Headers
 	d, _ := Deaths(h)
-	if len(d) != 2 || !d[0].Time.Equal(d[1].Time) || d[0].Reason != "expired" || OldestFirst(d)[0].Reason != "rejected" {
+	if len(d) != 2 || !d[0].Time.Equal(d[1].Time) || d[0].Reason != "expired" || d[1].Reason != "rejected" {
 		t.Fatalf("recorded tie: %+v", d)
 	}
-	if len(OldestFirst(nil)) != 0 {
-		t.Fatal("OldestFirst(nil) not empty")
+}
+
+// The order the issue saw from a 3.10.8 pipeline with delays [5s, 30s, 5m]:
+// x-death came back as 00:10:07, 00:04:37, 00:05:07; newest first is
+// 00:10:07, 00:05:07, 00:04:37.
+func TestDeathsSortsAShuffledHistoryNewestFirst(t *testing.T) {
+	day := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	at := func(m, s int) time.Time { return day.Add(time.Duration(m)*time.Minute + time.Duration(s)*time.Second) }
+	h := amqp.Table{HeaderDeath: []any{
+		amqp.Table{"queue": "orders.retry.5m", "reason": "expired", "count": int64(1), "time": at(10, 7)},
+		amqp.Table{"queue": "orders.retry.5s", "reason": "expired", "count": int64(1), "time": at(4, 37)},
+		amqp.Table{"queue": "orders.retry.30s", "reason": "expired", "count": int64(1), "time": at(5, 7)},
+	}}
+	d, problems := Deaths(h)
+	var got []string
+	for _, x := range d {
+		got = append(got, x.Queue+"@"+x.Time.Format("15:04:05"))
+	}
+	if want := "[orders.retry.5m@00:10:07 orders.retry.30s@00:05:07 orders.retry.5s@00:04:37]"; fmt.Sprint(got) != want || len(problems) != 0 {
+		t.Fatalf("deaths %v (problems %q), want %s", got, problems, want)
 	}
 }
 

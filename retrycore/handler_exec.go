@@ -132,7 +132,7 @@ func (h *ExecHandler) Handle(ctx context.Context, d Delivery) error {
 
 // secretEnv holds the daemon's own connection settings: they carry the
 // broker password, which a handler has no need to see.
-var secretEnv = map[string]bool{"PARKINGLOT_URL": true, "PARKINGLOT_MANAGEMENT_URL": true, "AMQP_URL": true, "MANAGEMENT_URL": true}
+var secretEnv = map[string]bool{"PARKINGLOT_URL": true, "PARKINGLOT_MANAGEMENT_URL": true, "PARKINGLOT_PASSWORD_FILE": true, "AMQP_URL": true, "MANAGEMENT_URL": true}
 
 // handlerEnviron is the daemon's environment without its credentials.
 func handlerEnviron() []string {

@@ -30,6 +30,14 @@ const (
 	HeaderReplayCount = "x-replay-count"
 	HeaderReplayedAt  = "x-replayed-at"
 	HeaderReplayID    = "x-replay-id"
+	// HeaderReplayedError is an addition to the contract: the error the
+	// message was parked with when it was replayed (one line), so that a
+	// copy that comes back can be told to fail the same way or another.
+	HeaderReplayedError = "x-replayed-error"
+	// HeaderReplayRun is an addition to the contract too: the replay run
+	// that sent the copy (the audit log's run, `replay --status RUN`);
+	// every copy of one run carries the same.
+	HeaderReplayRun = "x-replay-run"
 
 	// Written by RabbitMQ.
 	HeaderDeath              = "x-death"

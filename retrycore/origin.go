@@ -12,7 +12,7 @@ import (
 
 // ErrUnknownOrigin is returned when nothing in a message tells where it came
 // from. parkinglot never guesses: the user passes --to.
-var ErrUnknownOrigin = errors.New("cannot tell where this message came from; pass --to")
+var ErrUnknownOrigin = errors.New("cannot tell where this message came from")
 
 // Destination is an exchange and routing key; the empty exchange is the
 // default exchange.

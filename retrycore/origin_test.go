@@ -111,7 +111,7 @@ func TestResolveOriginRecorded(t *testing.T) {
 // TestResolveOriginRefuses: with nothing to go on, the answer is the exact
 // sentence of the README's "Where a replay goes", never a guess.
 func TestResolveOriginRefuses(t *testing.T) {
-	const sentence = "cannot tell where this message came from; pass --to"
+	const sentence = "cannot tell where this message came from"
 	if ErrUnknownOrigin.Error() != sentence {
 		t.Fatalf("ErrUnknownOrigin says %q", ErrUnknownOrigin)
 	}

@@ -16,7 +16,7 @@ import (
 // Errors a retry or park publish can fail with; the original message is
 // then given back, never acked.
 var (
-	ErrPublishNacked   = errors.New("the broker refused the copy (nack)")
+	ErrPublishNacked   = broker.ErrNacked
 	ErrPublishReturned = errors.New("the copy was unroutable (returned)")
 	ErrPublishTimeout  = errors.New("no publisher confirm in time")
 	ErrPublishBlocked  = errors.New("the broker is blocking publishers (resource alarm)")

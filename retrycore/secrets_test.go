@@ -1,3 +1,5 @@
+//go:build integration
+
 package retrycore
 
 import (
@@ -39,7 +41,9 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 
 	c := newCLI(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	c.Env = append(c.Env, "PARKINGLOT_URL="+amqpURL, "PARKINGLOT_MANAGEMENT_URL="+mgmtURL, "PARKINGLOT_AUDIT_LOG="+audit)
+	// PARKINGLOT_PASSWORD_FILE is not read (the URLs carry the password)
+	// and not handed to the handler either.
+	c.Env = append(c.Env, "PARKINGLOT_URL="+amqpURL, "PARKINGLOT_MANAGEMENT_URL="+mgmtURL, "PARKINGLOT_AUDIT_LOG="+audit, "PARKINGLOT_PASSWORD_FILE=/nonexistent/password")
 	// AMQP_URL and MANAGEMENT_URL (the test broker's guest URLs) stay in the
 	// environment: they are not secret here, and the handler must not see
 	// them either.
@@ -89,13 +93,11 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
 	}
 	d.waitConsuming(t, from, 60*time.Second)
-	deadline := time.Now().Add(30 * time.Second)
-	for brokertest.Depth(t, ch, p.Error.Queue) < len(msgs) {
-		if time.Now().After(deadline) {
-			t.Fatalf("parking lot holds %d of %d messages", brokertest.Depth(t, ch, p.Error.Queue), len(msgs))
-		}
-		time.Sleep(50 * time.Millisecond) // polling the queue depth with a deadline
-	}
+	brokertest.Eventually(t, 30*time.Second, 50*time.Millisecond,
+		func() bool { return brokertest.Depth(t, ch, p.Error.Queue) >= len(msgs) },
+		func() string {
+			return fmt.Sprintf("parking lot holds %d of %d messages", brokertest.Depth(t, ch, p.Error.Queue), len(msgs))
+		})
 	metricsLine := regexp.MustCompile(`addr=http://([^/\s]+)/metrics`).FindStringSubmatch(d.log.all())
 	if metricsLine == nil {
 		t.Fatal("the daemon did not log its metrics address")
@@ -107,7 +109,7 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 	if !strings.Contains(daemonLog, "PARKINGLOT_MESSAGE_ID=") {
 		t.Fatal("the handler's environment is not in the daemon's output; the check would prove nothing")
 	}
-	for _, k := range []string{"PARKINGLOT_URL=", "PARKINGLOT_MANAGEMENT_URL=", "AMQP_URL=", "MANAGEMENT_URL="} {
+	for _, k := range []string{"PARKINGLOT_URL=", "PARKINGLOT_MANAGEMENT_URL=", "PARKINGLOT_PASSWORD_FILE=", "AMQP_URL=", "MANAGEMENT_URL="} {
 		if strings.Contains(daemonLog, "\n"+k) {
 			t.Errorf("the exec handler inherited %s", strings.TrimSuffix(k, "="))
 		}
@@ -154,6 +156,71 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 		if strings.TrimSpace(out) == "" {
 			t.Errorf("%v printed nothing", redactArgs(args, secret, wrong))
 		}
+	}
+
+	// Password sources (README, "Passwords"): URLs that name the user and
+	// no password take it from PARKINGLOT_PASSWORD_FILE, a context's
+	// password_file or its password_command; `config` says where from; a
+	// config file readable by others with a clear-text password warns; a
+	// failing command's error quotes neither what it printed nor the
+	// secret.
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, "rabbit-password")
+	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	userOnly := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(user)
+		return u.String()
+	}
+	srcRun := func(env []string, wantCode int, args ...string) string {
+		t.Helper()
+		sc := newCLI(t)
+		sc.Env = append(sc.Env, "PARKINGLOT_AUDIT_LOG="+audit)
+		sc.Env = append(sc.Env, env...)
+		r := sc.Run("", args...)
+		record(strings.Join(args, " ")+" with a password source (stdout)", r.Stdout)
+		record(strings.Join(args, " ")+" with a password source (stderr)", r.Stderr)
+		if wantCode >= 0 && r.Code != wantCode {
+			t.Errorf("%v: exit %d, want %d\nstdout %s\nstderr %s", redactArgs(args, secret, wrong), r.Code, wantCode, r.Stdout, r.Stderr)
+		}
+		return r.Stdout + r.Stderr
+	}
+	fileEnv := []string{"PARKINGLOT_URL=" + userOnly(amqpURL), "PARKINGLOT_MANAGEMENT_URL=" + userOnly(mgmtURL), "PARKINGLOT_PASSWORD_FILE=" + pwFile}
+	srcRun(fileEnv, 0, "--log-level", "debug", "queues")
+	srcRun(fileEnv, 0, "list", q, "-o", "json")
+	if out := srcRun(fileEnv, 0, "config"); !strings.Contains(out, "PARKINGLOT_PASSWORD_FILE "+pwFile) {
+		t.Errorf("config does not name the password file:\n%s", out)
+	}
+	srcRun(fileEnv, 0, "config", "-o", "json")
+	config := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`current_context: cmd
+contexts:
+  cmd:
+    url: %q
+    management_url: %q
+    password_command: [cat, %q]
+  fails:
+    url: %q
+    password_command: [sh, -c, 'cat "$0"; cat "$0" >&2; exit 7', %q]
+  clear:
+    url: %q
+    management_url: %q
+`, userOnly(amqpURL), userOnly(mgmtURL), pwFile, userOnly(amqpURL), pwFile, amqpURL, mgmtURL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := []string{"PARKINGLOT_URL=", "PARKINGLOT_MANAGEMENT_URL="}
+	if out := srcRun(noEnv, 0, "--config", config, "--log-level", "debug", "queues"); !strings.Contains(out, "holds a password in clear text and others can read it") {
+		t.Errorf("no clear-text warning for a config file of mode 644:\n%s", out)
+	}
+	srcRun(noEnv, 0, "--config", config, "config")
+	srcRun(noEnv, 0, "--config", config, "--context", "clear", "config", "-o", "json")
+	if out := srcRun(noEnv, 2, "--config", config, "--context", "fails", "queues"); !strings.Contains(out, "password_command sh … of context fails: exited 7") {
+		t.Errorf("the failing password command's error:\n%s", out)
 	}
 
 	leaks, bytes := 0, 0

@@ -88,23 +88,35 @@ func (s *session) run(ctx context.Context) error {
 		// The queue was deleted, or a cluster node went away: redeclare.
 		lost = fmt.Errorf("the broker cancelled consumer %s", tag)
 	}
+	// Stop: dispatch starts no more work and holds what arrives (it stays
+	// within the prefetch: nothing is given back while work is finishing,
+	// which would only have the broker deliver it again at once).
 	close(s.stopping)
+	workers.Wait() // dispatch closed work: every started message is settled, every sent copy too
+	pub.close()
 	if !s.consumeLost.Load() {
-		// basic.cancel stops new deliveries; amqp091-go then hands over what
-		// it buffered and closes the channel, and dispatch gives those back.
+		if !s.acker.flush(broker.CloseWait) {
+			s.log.Warn("acks not sent within the close wait; the cancel follows (what the broker did not apply comes back)", "wait", broker.CloseWait)
+		}
+		// The consumer's cancel is the broker's proof that it applied the
+		// acks sent before it: a quorum queue sends the channel's held-back
+		// acks of the consumer before the cancel and answers once the
+		// cancel is applied, after them. Closing the channel without it
+		// drops the acks the queue holds back (past its soft limit of
+		// unapplied commands) and the broker hands those messages out
+		// again. amqp091-go then hands over what it buffered and closes
+		// the deliveries.
 		if err := s.consume.Bounded("cancel consumer", broker.CloseWait, func() error { return s.cch.Cancel(s.tag, false /* wait for cancel-ok */) }); err != nil {
 			s.log.Debug("cancel consumer", "err", err)
 			// The channel goes (or its connection was dropped): the delivery
-			// tags die with it and the broker redelivers; copies sent now
-			// would be duplicates.
+			// tags die with it and the broker redelivers.
 			s.consumeLost.Store(true)
 			_ = s.cch.Close() // closes deliveries; the broker requeues
 		}
 	}
 	<-dispatched
-	close(work)
-	workers.Wait() // every sent copy settled: the publish channel can go
-	pub.close()
+	// Give back what was held, unstarted, in one frame.
+	s.acker.requeueRest()
 	close(s.acker.ops)
 	<-s.acker.done
 	_ = s.consume.CloseChannel(s.cch)
@@ -121,27 +133,55 @@ func closeReason(what string, e *amqp.Error) error {
 }
 
 // dispatch hands deliveries to idle workers, registering each with the
-// acker first. Once the session is stopping, what arrives is given back
-// unstarted (nack, requeue) until amqp091-go closes the channel.
+// acker first. Once the session is stopping it closes work and holds what
+// arrives, unstarted, until amqp091-go closes the deliveries (after the
+// consumer's cancel); run then gives them back.
 func (s *session) dispatch(work chan<- amqp.Delivery) {
-	for d := range s.deliveries {
+	handing := true
+	stop := func() {
+		if handing {
+			handing = false
+			close(work)
+		}
+	}
+	defer stop()
+	for {
+		var d amqp.Delivery
+		var ok bool
+		if handing {
+			select {
+			case d, ok = <-s.deliveries:
+			case <-s.stopping:
+				stop()
+				continue
+			}
+		} else {
+			d, ok = <-s.deliveries
+		}
+		if !ok {
+			return
+		}
 		s.acker.deliver(d.DeliveryTag)
 		select {
 		case <-s.stopping:
-			s.giveBackUnstarted(d)
-			continue
+			stop()
 		default:
 		}
-		select {
-		case work <- d:
-		case <-s.stopping:
-			s.giveBackUnstarted(d)
+		if handing {
+			select {
+			case work <- d:
+				continue
+			case <-s.stopping:
+				stop()
+			}
 		}
+		s.heldBack(d)
 	}
 }
 
-func (s *session) giveBackUnstarted(d amqp.Delivery) {
-	s.acker.requeue(d.DeliveryTag)
+// heldBack counts a delivery that arrived while stopping: it is given back
+// unstarted.
+func (s *session) heldBack(d amqp.Delivery) {
 	s.o.Metrics.outcome(OutcomeLabelRequeued)
 	s.settled(Result{MessageID: broker.FromDelivery(d).ID(), Attempt: int(RetriesDone(d.Headers)) + 1, Outcome: OutcomeLabelRequeued})
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -315,23 +313,4 @@ func DeclarePipeline(ctx context.Context, opts broker.Options, m *broker.Managem
 	}
 	defer ch.Close()
 	return Declare(ctx, ch, p, DeclareOptions{Server: conn.ServerVersion, Management: m})
-}
-
-// WriteText prints the report for people: one line per entity, then any
-// warnings.
-func (r Report) WriteText(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "pipeline %s on RabbitMQ %s\n", r.Pipeline, r.Server)
-	for _, e := range r.Entries {
-		fmt.Fprintf(&b, "  %-8s  %-8s  %s", e.Status, e.Kind, e.Name)
-		if e.Detail != "" {
-			fmt.Fprintf(&b, "  (%s)", e.Detail)
-		}
-		b.WriteByte('\n')
-	}
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", warn)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/editor"
 )
 
 // Options configure the TUI.
@@ -80,17 +80,23 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 		c.refresh = queueRefresh
 	}
 	m := &Model{c: c, cancel: cancel, width: 80, height: 24, counted: map[string]counted{}, status: opts.Notice}
-	m.stack = []screen{newQueuesScreen(c)}
+	qs := newQueuesScreen(c)
+	m.stack = []screen{qs}
 	if opts.Queue != "" {
+		// The queues screen reads the parking lots' heads and counts their
+		// groups with whole passes; under the queue asked for it waits
+		// until it is shown, or it would hold that queue's messages while
+		// the person browses and replays them.
+		qs.away = true
 		m.stack = append(m.stack, newMessagesScreen(c, opts.Queue))
 	}
 	return m
 }
 
-// runEditor opens path in the editor (replay.Editor: $VISUAL, $EDITOR,
+// runEditor opens path in the editor (editor.Name: $VISUAL, $EDITOR,
 // then vi), giving it the terminal.
 func runEditor(path string, done func(error) tea.Msg) tea.Cmd {
-	cmd, err := replay.EditorCommand(context.Background(), path)
+	cmd, err := editor.Command(context.Background(), path)
 	if err != nil {
 		return func() tea.Msg { return done(err) }
 	}
@@ -140,6 +146,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if len(m.stack) > 1 {
 			m.top().Close()
 			m.stack = m.stack[:len(m.stack)-1]
+			next, cmd := m.top().Update(shownMsg{}) // on top again
+			m.stack[len(m.stack)-1] = next
+			return m, cmd
 		}
 		return m, nil
 	case openDialogMsg:
@@ -226,6 +235,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 			m.fullHelp = true
 			return nil
 		}
+	}
+	if m.kind == statusError && !m.top().Capturing() {
+		// An error stays until the person does the next thing: then it
+		// is old news (a bad filter's line must not outlive esc, g or an
+		// opened group). A new error comes back with that thing's result.
+		m.status, m.kind = "", statusInfo
 	}
 	next, cmd := m.top().Update(msg)
 	m.stack[len(m.stack)-1] = next

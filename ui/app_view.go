@@ -6,6 +6,8 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // View draws the title line, the body (the top screen, the dialog over it,
@@ -34,7 +36,7 @@ func (m *Model) View() string {
 		body,
 		m.statusBar(),
 		m.statusLine(),
-		cut(m.c.helpView(helpKeys, m.width, false), m.width),
+		format.Cut(m.c.helpView(helpKeys, m.width, false), m.width),
 	}, "\n")
 }
 
@@ -48,10 +50,10 @@ func (m *Model) titleLine() string {
 			parts = append(parts, st.Bold.Render(s.Title()))
 		} else {
 			// Earlier crumbs are cut so that the current one shows.
-			parts = append(parts, st.Crumb.Render(cut(s.Title(), 32)))
+			parts = append(parts, st.Crumb.Render(format.Cut(s.Title(), 32)))
 		}
 	}
-	return cut(strings.Join(parts, st.Crumb.Render(" › ")), m.width)
+	return format.Cut(strings.Join(parts, st.Crumb.Render(" › ")), m.width)
 }
 
 // statusBar always shows the connection (on a cluster, the node it is on
@@ -65,11 +67,11 @@ func (m *Model) statusBar() string {
 	}
 	space := m.width - lipgloss.Width(left) - lipgloss.Width(right)
 	if space < 1 {
-		left = cut(left, max(m.width-lipgloss.Width(right)-1, 0))
+		left = format.Cut(left, max(m.width-lipgloss.Width(right)-1, 0))
 		space = max(m.width-lipgloss.Width(left)-lipgloss.Width(right), 0)
 	}
 	line := st.StatusConn.Render(left) + st.StatusBar.Render(strings.Repeat(" ", space)) + st.StatusDepth.Render(right)
-	return cut(line, m.width)
+	return format.Cut(line, m.width)
 }
 
 // depth is the queue's message count from the last refresh.
@@ -107,11 +109,11 @@ func (m *Model) statusLine() string {
 	}
 	if m.status == "" {
 		if m.queuesErr != nil {
-			return cut(st.Warning.Render("⚠ queues: "+clean(m.queuesErr.Error())), m.width)
+			return format.Cut(st.Warning.Render("⚠ queues: "+clean(m.queuesErr.Error())), m.width)
 		}
-		return st.Dim.Render(cut("Browsing gives every message back at once: nothing is held between actions.", m.width))
+		return st.Dim.Render(format.Cut("Browsing gives every message back at once: nothing is held between actions.", m.width))
 	}
-	return cut(style.Render(clean(text)), m.width)
+	return format.Cut(style.Render(clean(text)), m.width)
 }
 
 func (m *Model) fullHelpView() string {
@@ -132,7 +134,7 @@ func fitHeight(s string, height, width int) string {
 		lines = lines[:height]
 	}
 	for i, l := range lines {
-		lines[i] = cut(l, width)
+		lines[i] = format.Cut(l, width)
 	}
 	for len(lines) < height {
 		lines = append(lines, "")

@@ -7,9 +7,11 @@ package ui
 
 import (
 	"context"
+	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -27,6 +29,14 @@ type Backend interface {
 	Cluster(ctx context.Context) (Cluster, error)
 	// Queues lists the vhost's queues, parking lots first.
 	Queues(ctx context.Context) ([]QueueRow, error)
+	// ParkingLotDefaults are the config's replay defaults for a parking
+	// lot (parking_lots: QUEUE: {to, rate}); zero when it names none.
+	ParkingLotDefaults(queue string) replay.ParkingLot
+	// ParkingLots reads each parking lot by the rules of `parkinglot
+	// watch`: depth, oldest age and the last hour's arrivals (one read)
+	// and, with scan, its error groups (a harmless browse pass of each,
+	// as `queues --scan`; every message is given back when it returns).
+	ParkingLots(ctx context.Context, scan bool) (Lots, error)
 	// Browse reads a queue without taking anything: summaries stream to
 	// OnBatch, and every held message has been given back when it returns.
 	Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error)
@@ -104,6 +114,24 @@ type ActionRequest struct {
 	Rate   float64 // messages per second; 0: the configured default or unlimited
 	// Progress receives each step; it is called from the worker goroutine.
 	Progress func(replay.Event)
+	// Canary, for a replay, are a canary's step sizes (README, "Canary
+	// replays"), nil for a plain replay; CanaryWait how long each step is
+	// watched (0: replay.DefaultCanaryWait). OnCanary hears each step's
+	// wait and end, and Proceed is asked after a step none of whose
+	// messages came back (replay.CanaryOptions); both are called from the
+	// worker goroutine.
+	Canary     []int
+	CanaryWait time.Duration
+	OnCanary   func(CanaryUpdate)
+	Proceed    func(ctx context.Context, st replay.CanaryStep) bool
+}
+
+// CanaryUpdate is a canary step as it stands: waiting (Left to go) or
+// Ended.
+type CanaryUpdate struct {
+	Step  replay.CanaryStep
+	Left  time.Duration
+	Ended bool
 }
 
 // Plan is what a replay would do, for the confirm dialog.
@@ -151,4 +179,13 @@ type EditDraft struct {
 	ContentType string
 	// Opaque is the backend's own handle for FinishEdit.
 	Opaque any
+}
+
+// Lots are the parking lots as the watch reads them.
+type Lots struct {
+	Snapshots []watch.Snapshot
+	// LastHour are the messages published into each in the last hour
+	// (watch.ArrivalsLastHour), by name; a parking lot not in it: the
+	// broker does not count them.
+	LastHour map[string]int64
 }

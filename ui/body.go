@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // Limits that keep a huge body from freezing the screen; export shows all.
@@ -32,21 +33,18 @@ func renderBody(st *Styles, body []byte, contentType string) ([]string, bodyKind
 	if len(body) == 0 {
 		return []string{st.Dim.Render("(empty body)")}, bodyEmpty, ""
 	}
+	kind, shown := format.ClassifyBody(body, contentType, maxBodyShown)
 	note := ""
-	shown := body
-	if len(shown) > maxBodyShown {
-		shown = shown[:maxBodyShown]
+	if len(body) > maxBodyShown {
 		note = fmt.Sprintf("showing the first %d of %d bytes; export (x) to see it all", maxBodyShown, len(body))
 	}
-	looksJSON := strings.Contains(strings.ToLower(contentType), "json") || (len(body) > 0 && (body[0] == '{' || body[0] == '['))
-	if looksJSON && len(body) <= maxBodyShown && json.Valid(body) {
+	switch kind {
+	case format.BodyJSON:
 		var buf bytes.Buffer
-		if err := json.Indent(&buf, body, "", "  "); err == nil {
-			return limitLines(colourJSON(st, buf.String())), bodyJSON, note
-		}
-	}
-	if isText(shown) {
-		if looksJSON && strings.Contains(strings.ToLower(contentType), "json") {
+		_ = json.Indent(&buf, shown, "", "  ") // ClassifyBody checked it is valid
+		return limitLines(colourJSON(st, buf.String())), bodyJSON, note
+	case format.BodyText:
+		if format.IsJSONContentType(contentType) {
 			note = strings.TrimPrefix(note+"; not valid JSON, shown as text", "; ")
 		}
 		lines := strings.Split(strings.TrimRight(string(shown), "\n"), "\n")
@@ -61,28 +59,6 @@ func renderBody(st *Styles, body []byte, contentType string) ([]string, bodyKind
 		note = fmt.Sprintf("showing the first %d of %d bytes as hex; export (x) to see it all", maxHexShown, len(body))
 	}
 	return strings.Split(strings.TrimRight(hex.Dump(hx), "\n"), "\n"), bodyBinary, note
-}
-
-// isText: valid UTF-8 with few control characters other than whitespace.
-func isText(b []byte) bool {
-	if !utf8.Valid(b) {
-		// A body cut at maxBodyShown may end inside a rune.
-		cutAt := len(b)
-		for i := 0; i < utf8.UTFMax && cutAt > 0 && !utf8.Valid(b[:cutAt]); i++ {
-			cutAt--
-		}
-		if !utf8.Valid(b[:cutAt]) {
-			return false
-		}
-		b = b[:cutAt]
-	}
-	ctl := 0
-	for _, c := range b {
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
-			ctl++
-		}
-	}
-	return ctl*100 <= len(b)
 }
 
 func limitLines(lines []string) []string {

@@ -16,6 +16,13 @@ import (
 // The typed results of the commands below. Update stores them; nothing in
 // Update or View talks to the broker.
 type (
+	lotsLoadedMsg struct {
+		lots Lots
+		// scan: a read with the error groups; done is closed when the
+		// scan gave every message back.
+		scan *lotsScan
+		err  error
+	}
 	queuesLoadedMsg struct {
 		rows []QueueRow
 		err  error
@@ -63,6 +70,56 @@ func loadQueues(c *common) tea.Cmd {
 		defer cancel()
 		rows, err := c.backend.Queues(ctx)
 		return queuesLoadedMsg{rows: rows, err: err}
+	}
+}
+
+// loadLots reads the parking lots' oldest ages and last hour's arrivals
+// for the queues screen, apart from the depth refresh: a head read is
+// slower than a listing.
+func loadLots(c *common) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+		defer cancel()
+		lots, err := c.backend.ParkingLots(ctx, false)
+		return lotsLoadedMsg{lots: lots, err: err}
+	}
+}
+
+// lotsScan is a count of the parking lots' error groups under way (a
+// browse pass of each): cancel ends it, done is closed once every message
+// it held is given back.
+type lotsScan struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// scanLots counts the parking lots' error groups in the background. It
+// counts as a worker: quitting waits for its give-back.
+func scanLots(c *common) (*lotsScan, tea.Cmd) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	s := &lotsScan{cancel: cancel, done: make(chan struct{})}
+	return s, func() tea.Msg {
+		defer close(s.done)
+		defer cancel()
+		if !c.workers.begin() {
+			return nil
+		}
+		defer c.workers.end()
+		lots, err := c.backend.ParkingLots(ctx, true)
+		return lotsLoadedMsg{lots: lots, scan: s, err: err}
+	}
+}
+
+// afterScan runs next once s gave every message back, after cancelling it
+// (nil s: at once): a queue opened from the queues screen is browsed whole.
+func afterScan(s *lotsScan, next tea.Cmd) tea.Cmd {
+	if s == nil {
+		return next
+	}
+	s.cancel()
+	return func() tea.Msg {
+		<-s.done
+		return next()
 	}
 }
 
@@ -118,6 +175,9 @@ func startAction(c *common, kind actionKind, req ActionRequest, path string, dra
 	ctx, cancel := context.WithCancel(c.ctx)
 	f := newFeed(cancel)
 	req.Progress = f.setEvent
+	if req.Canary != nil {
+		req.OnCanary = f.setCanary
+	}
 	start := func() tea.Msg {
 		if !c.workers.begin() {
 			return nil

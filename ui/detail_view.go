@@ -59,14 +59,16 @@ func (m *messageScreen) content() string {
 	if m.sum.Origin != nil {
 		row("origin (replay goes to)", originText(m.sum)+st.Dim.Render("  (from "+clean(m.sum.Origin.Source)+")"))
 	} else {
-		row("origin (replay goes to)", st.Warning.Render(clean(orDash(m.sum.OriginErr))))
+		row("origin (replay goes to)", st.Warning.Render(clean(orDash(m.sum.OriginErr)))+st.Dim.Render("  (type a destination in the replay dialog)"))
 	}
 	if !f.FirstFailedAt.IsZero() {
-		row("first failed", fmtTime(f.FirstFailedAt, now))
+		row("first failed", format.TimeAgo(f.FirstFailedAt, now))
 	}
-	row("parked", fmtTime(m.sum.ParkedAt, now))
-	if f.ReplayCount > 0 {
-		row("replayed before", fmt.Sprintf("%d time(s), last %s", f.ReplayCount, fmtTime(f.ReplayedAt, now)))
+	row("parked", format.TimeAgo(m.sum.ParkedAt, now))
+	if f.CameBack {
+		row("came back", clean(format.CameBack(f, now)))
+	} else if f.ReplayCount > 0 {
+		row("replayed before", fmt.Sprintf("%d time(s), last %s", f.ReplayCount, format.TimeAgo(f.ReplayedAt, now)))
 	}
 	if f.DeliveryCount != nil {
 		row(retrycore.HeaderDeliveryCount, strconv.FormatInt(*f.DeliveryCount, 10)+st.Dim.Render("  ("+format.DeliveryCountMeaning+")"))
@@ -104,7 +106,7 @@ func (m *messageScreen) content() string {
 			row(k, st.Dim.Render(fmt.Sprintf("%d entries (the death history above)", len(f.Deaths))))
 			continue
 		}
-		row(clean(k), cut(fmtValue(v), max(m.width-labelWidth, 20)))
+		row(clean(k), format.Cut(fmtValue(v), max(m.width-labelWidth, 20)))
 	}
 	if len(m.msg.Headers) == 0 {
 		add(st.Dim.Render("(none)"))
@@ -136,7 +138,7 @@ func (m *messageScreen) timeline(deaths []retrycore.Death, now time.Time) []stri
 		}
 		route := clean(format.Destination(retrycore.Destination{Exchange: d.Exchange, RoutingKey: strings.Join(d.RoutingKeys, ", ")}))
 		reason := pad(clean(d.Reason), 9) + " ×" + padLeft(fitCount(d.Count, 3), 3)
-		line := "  " + st.Info.Render("●") + " " + pad(clean(d.Queue), qw) + "  " + st.Bold.Render(reason) + "  " + route + "  " + st.Dim.Render(fmtTime(d.Time, now))
+		line := "  " + st.Info.Render("●") + " " + pad(clean(d.Queue), qw) + "  " + st.Bold.Render(reason) + "  " + route + "  " + st.Dim.Render(format.TimeAgo(d.Time, now))
 		lines = append(lines, line)
 		if d.OriginalExpiration != "" {
 			lines = append(lines, st.Dim.Render("  │   original expiration "+clean(d.OriginalExpiration)+" ms"))

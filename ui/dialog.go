@@ -25,6 +25,7 @@ const (
 	dlgConfirm                      // showing exactly what will happen
 	dlgRunning                      // progress bar, cancel key
 	dlgDone                         // the outcome, when something failed
+	dlgCanaryAsk                    // a canary step ended, none came back: go on or stop?
 )
 
 // dialog confirms and runs one action: it shows the plan (resolved origin,
@@ -53,9 +54,11 @@ type dialog struct {
 
 	dest      textinput.Model
 	rate      textinput.Model
+	rateFrom  string // the configured rate the field was filled with, "" when none
 	path      textinput.Model
 	onlyQueue bool
 	focus     int
+	cn        canaryPart // a bulk replay's canary (dialog_canary.go)
 
 	run        *feed
 	ev         replay.Event
@@ -85,7 +88,8 @@ func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet
 	for _, f := range []*textinput.Model{&d.dest, &d.rate, &d.path} {
 		f.Cursor.SetMode(cursor.CursorStatic)
 	}
-	d.bar = progress.New(progress.WithSolidFill("#9D8CFF"), progress.WithColorProfile(c.styles.Profile))
+	d.cn.init()
+	d.bar = progress.New(progress.WithSolidFill(c.styles.ProgressFill), progress.WithColorProfile(c.styles.Profile))
 	d.setWidth(c.width)
 	if kind == actionExport {
 		name := fmt.Sprintf("%s-%s.jsonl", strings.NewReplacer("/", "_", " ", "_").Replace(queue), c.now().Format("20060102-150405"))
@@ -94,6 +98,13 @@ func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet
 			dir = "." // shown as ./name: plainly relative to where parkinglot runs
 		}
 		d.path.SetValue(dir + string(filepath.Separator) + name)
+	}
+	if kind == actionReplay {
+		// The parking lot's configured rate, as the CLI applies it.
+		if r := c.backend.ParkingLotDefaults(queue).Rate; r > 0 {
+			d.rateFrom = strconv.FormatFloat(r, 'f', -1, 64)
+			d.rate.SetValue(d.rateFrom)
+		}
 	}
 	if kind == actionDelete || kind == actionExport {
 		d.state = dlgConfirm
@@ -132,6 +143,7 @@ func (d *dialog) setWidth(w int) {
 	d.width = min(max(w-4, 30), 96)
 	inner := d.width - 4 - 14 // border, padding and the field label
 	d.dest.Width, d.rate.Width, d.path.Width = inner, inner, inner
+	d.cn.steps.Width, d.cn.wait.Width = inner, inner
 	d.bar.Width = max(d.width-4-24, 10)
 }
 
@@ -153,7 +165,7 @@ func (d *dialog) fields() []*textinput.Model {
 	switch d.kind {
 	case actionReplay:
 		if d.bulk {
-			return []*textinput.Model{&d.dest, &d.rate}
+			return []*textinput.Model{&d.dest, &d.rate, &d.cn.steps, &d.cn.wait}
 		}
 		return []*textinput.Model{&d.dest}
 	case actionEdit:
@@ -209,6 +221,13 @@ func (d *dialog) request() (ActionRequest, error) {
 		}
 		req.Rate = r
 	}
+	if d.kind == actionReplay && d.bulk {
+		steps, wait, err := d.cn.parse()
+		if err != nil {
+			return req, err
+		}
+		req.Canary, req.CanaryWait = steps, wait
+	}
 	return req, nil
 }
 
@@ -257,6 +276,14 @@ func (d *dialog) Update(msg tea.Msg) tea.Cmd {
 			d.ev = msg.ev
 			return d.run.next()
 		}
+	case feedCanaryMsg:
+		if msg.f == d.run {
+			return tea.Batch(d.canaryUpdate(msg.u), d.run.next())
+		}
+	case canaryTickMsg:
+		if msg.d == d {
+			return d.canaryTick()
+		}
 	case actionDoneMsg:
 		if msg.f == d.run {
 			return d.finished(msg)
@@ -302,6 +329,8 @@ func (d *dialog) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	case dlgConfirm:
 		return d.confirmKey(msg)
+	case dlgCanaryAsk:
+		return d.canaryKey(msg)
 	}
 	return nil
 }
@@ -365,6 +394,7 @@ func (d *dialog) confirm() tea.Cmd {
 		return nil
 	}
 	d.state, d.ev = dlgRunning, replay.Event{Total: d.count()}
+	d.armCanary(&req)
 	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
 	d.run = f
 	return cmd

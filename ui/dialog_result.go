@@ -51,7 +51,11 @@ func (d *dialog) summary() (string, statusKind) {
 			}
 		}
 	}
+	canary, isCanary := canarySummary(d.err)
 	switch {
+	case isCanary:
+		kind = statusWarn
+		text += " — " + clean(canary)
 	case errors.Is(d.err, context.Canceled):
 		kind = statusWarn
 		text = "cancelled: " + text

@@ -22,8 +22,8 @@ func (d *dialog) View() string {
 	var lines []string
 	add := func(s ...string) { lines = append(lines, s...) }
 
-	add(st.DialogTitle.Render(cut(d.title(), inner)))
-	add(st.Dim.Render(cut(d.what+" in "+d.queue, inner)), "")
+	add(st.DialogTitle.Render(format.Cut(d.title(), inner)))
+	add(st.Dim.Render(format.Cut(d.what+" in "+d.queue, inner)), "")
 	switch d.state {
 	case dlgPreparing:
 		add("Opening the body in $EDITOR…", st.Dim.Render("save and quit the editor to continue; nothing is sent before you confirm"))
@@ -31,6 +31,9 @@ func (d *dialog) View() string {
 		add(d.confirmLines(inner)...)
 	case dlgRunning:
 		add(d.progressLines()...)
+		add(d.canaryLines()...)
+	case dlgCanaryAsk:
+		add(d.canaryLines()...)
 	case dlgDone:
 		add(d.doneLines(inner)...)
 	}
@@ -70,6 +73,12 @@ func (d *dialog) confirmLines(inner int) []string {
 		lines = append(lines, "", d.field(0, "Destination", d.dest.View()))
 		if d.bulk {
 			lines = append(lines, d.field(1, "Rate", d.rate.View()))
+			if d.rateFrom != "" && strings.TrimSpace(d.rate.Value()) == d.rateFrom {
+				lines = append(lines, st.Dim.Render("              from the config (parking_lots: rate)"))
+			}
+			if d.kind == actionReplay {
+				lines = append(lines, d.canaryFieldLines()...)
+			}
 		}
 		target := "origin (all queues bound to it)"
 		if d.onlyQueue {
@@ -194,6 +203,9 @@ func (d *dialog) doneLines(inner int) []string {
 		style = st.Error
 	}
 	lines := []string{style.Render(text)}
+	if d.cn.up != nil && d.cn.up.Ended {
+		lines = append(lines, d.canaryLines()...)
+	}
 	if len(d.result.Resets) > 0 {
 		lines = append(lines, st.Dim.Render("reset "+format.Resets(d.result.Resets)))
 	}
@@ -218,6 +230,12 @@ func (d *dialog) ShortHelp() []key.Binding {
 		return []key.Binding{k.Cancel}
 	case dlgRunning:
 		return []key.Binding{k.CancelRun}
+	case dlgCanaryAsk:
+		next := "replay the rest"
+		if d.cn.up != nil {
+			next = d.cn.nextText(d.cn.up.Step.Step)
+		}
+		return []key.Binding{described(k.CanaryGo, next), k.CanaryStop}
 	case dlgDone:
 		if d.kind == actionEdit && d.draft != nil {
 			return []key.Binding{k.EditAgain, k.Discard}
@@ -226,7 +244,7 @@ func (d *dialog) ShortHelp() []key.Binding {
 	}
 	bs := []key.Binding{k.Confirm, k.Cancel}
 	if len(d.fields()) > 1 {
-		bs = append(bs, k.NextField)
+		bs = append(bs, k.NextField, k.PrevField)
 	}
 	if d.usesPlan() {
 		bs = append(bs, described(k.ToggleTarget, "target"))

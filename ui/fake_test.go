@@ -17,6 +17,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -26,6 +27,11 @@ import (
 type fakeBackend struct {
 	mu       sync.Mutex
 	queues   []QueueRow
+	lots     []watch.Snapshot // ParkingLots' answer
+	lastHour map[string]int64 // and its arrivals in the last hour
+	scans    int              // ParkingLots reads with scan
+	scanGate chan struct{}    // closed: a read with scan may end
+	defaults map[string]replay.ParkingLot
 	messages map[string][]fakeMessage
 	// batch is how many summaries one OnBatch call carries.
 	batch int
@@ -120,6 +126,75 @@ func (f *fakeBackend) Cluster(context.Context) (Cluster, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.cluster, f.clusterErr
+}
+
+func (f *fakeBackend) ParkingLotDefaults(queue string) replay.ParkingLot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.defaults[queue]
+}
+
+// ParkingLots answers f.lots (their groups only with scan) and
+// f.lastHour when set, else what a watch read of the parking lots'
+// messages would say: their depth and oldest parked time. scans counts
+// the reads with scan; a read with scan waits for f.scanGate when set.
+func (f *fakeBackend) ParkingLots(ctx context.Context, scan bool) (Lots, error) {
+	if scan {
+		f.mu.Lock()
+		f.scans++
+		gate := f.scanGate
+		f.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return Lots{}, ctx.Err()
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lots != nil {
+		out := append([]watch.Snapshot(nil), f.lots...)
+		for i := range out {
+			if !scan {
+				out[i].TopGroups = nil
+			}
+		}
+		return Lots{Snapshots: out, LastHour: f.lastHour}, nil
+	}
+	var out []watch.Snapshot
+	for _, q := range f.queues {
+		if !q.ParkingLot {
+			continue
+		}
+		sn := watch.Snapshot{Queue: q.Name, Found: true, Depth: int64(len(f.messages[q.Name]))}
+		for _, m := range f.messages[q.Name] {
+			if sn.OldestParkedAt.IsZero() || m.sum.ParkedAt.Before(sn.OldestParkedAt) {
+				sn.OldestParkedAt, sn.Source = m.sum.ParkedAt, watch.AgeHeader
+			}
+		}
+		if scan { // the largest group, the rest as other (TopGroups 1)
+			groups := map[string]int64{}
+			for _, m := range f.messages[q.Name] {
+				groups[m.sum.Group]++
+			}
+			var top watch.GroupCount
+			for g, n := range groups {
+				if n > top.Count || n == top.Count && g < top.Group {
+					top = watch.GroupCount{Group: g, Count: n}
+				}
+			}
+			if top.Count > 0 {
+				sn.TopGroups = []watch.GroupCount{top}
+			}
+			if rest := sn.Depth - top.Count; rest > 0 {
+				sn.TopGroups = append(sn.TopGroups, watch.GroupCount{Group: watch.GroupOther, Count: rest})
+			}
+		}
+		out = append(out, sn)
+	}
+	return Lots{Snapshots: out, LastHour: f.lastHour}, nil
 }
 
 func (f *fakeBackend) Queues(context.Context) ([]QueueRow, error) {

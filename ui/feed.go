@@ -21,6 +21,7 @@ type feed struct {
 	mu        sync.Mutex
 	summaries []replay.Summary
 	event     *replay.Event
+	canary    *CanaryUpdate
 	final     tea.Msg // set once, when the worker is done
 	delivered bool
 	abandoned bool
@@ -52,6 +53,14 @@ func (f *feed) addSummaries(batch []replay.Summary) {
 func (f *feed) setEvent(ev replay.Event) {
 	f.mu.Lock()
 	f.event = &ev
+	f.mu.Unlock()
+	f.poke()
+}
+
+// setCanary is a canary replay's OnCanary.
+func (f *feed) setCanary(u CanaryUpdate) {
+	f.mu.Lock()
+	f.canary = &u
 	f.mu.Unlock()
 	f.poke()
 }
@@ -98,6 +107,10 @@ type (
 		f  *feed
 		ev replay.Event
 	}
+	feedCanaryMsg struct {
+		f *feed
+		u CanaryUpdate
+	}
 )
 
 // next waits for what the worker produced since the last call.
@@ -119,6 +132,11 @@ func (f *feed) next() tea.Cmd {
 				f.event = nil
 				f.mu.Unlock()
 				return feedEventMsg{f: f, ev: ev}
+			case f.canary != nil:
+				u := *f.canary
+				f.canary = nil
+				f.mu.Unlock()
+				return feedCanaryMsg{f: f, u: u}
 			case f.final != nil && !f.delivered:
 				f.delivered = true
 				m := f.final

@@ -23,7 +23,7 @@ var goldenScreens = []struct {
 	ready string
 	steps []goldenStep
 }{
-	{name: "queues", ready: "1 parking lot(s)"},
+	{name: "queues", ready: "3 × amount"}, // the groups' count is in
 	{name: "messages", queue: "demo.error.dlq", ready: "all given back"},
 	{name: "filtered", queue: "demo.error.dlq", ready: "all given back", steps: []goldenStep{{"/", ""}, {"gateway", ""}, {"enter", "2 of 7 messages"}}},
 	{name: "grouped", queue: "demo.error.dlq", ready: "all given back", steps: []goldenStep{{"g", "4 groups of 7 messages"}}},

@@ -42,6 +42,9 @@ type KeyMap struct {
 	CancelRun    key.Binding // stops a running action
 	Discard      key.Binding // leaves an edit's draft
 	Close        key.Binding // closes a finished action's dialog
+	// At the end of a canary step none of whose messages came back.
+	CanaryGo   key.Binding
+	CanaryStop key.Binding
 }
 
 // DefaultKeyMap returns the keys described in the README's key table.
@@ -51,8 +54,8 @@ func DefaultKeyMap() *KeyMap {
 		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Left:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "scroll left")),
 		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "scroll right")),
-		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+b", "page up")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn/ctrl+f", "page down")),
 		Top:       key.NewBinding(key.WithKeys("home", "<"), key.WithHelp("home/<", "top")),
 		Bottom:    key.NewBinding(key.WithKeys("end", "G", ">"), key.WithHelp("end/G", "bottom")),
 		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
@@ -60,7 +63,7 @@ func DefaultKeyMap() *KeyMap {
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Refresh:   key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r", "reload")),
+		Refresh:   key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r/F5", "reload")),
 
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
@@ -84,6 +87,8 @@ func DefaultKeyMap() *KeyMap {
 		CancelRun:    key.NewBinding(key.WithKeys("esc", "c"), key.WithHelp("esc/c", "cancel")),
 		Discard:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard")),
 		Close:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "close")),
+		CanaryGo:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go on: the next canary step or the rest")),
+		CanaryStop:   key.NewBinding(key.WithKeys("s", "esc"), key.WithHelp("s/esc", "stop: the rest stay parked")),
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // What each action key acts on (also in the README's key table):
@@ -101,13 +103,13 @@ func (m *messagesScreen) shown() (string, []int32) {
 	n := len(idx)
 	switch {
 	case m.openGroup != "" && m.filter.Value() == "":
-		return fmt.Sprintf("group “%s” (%d messages)", cut(clean(m.openGroup), 40), n), idx
+		return fmt.Sprintf("group “%s” (%d messages)", format.Cut(clean(m.openGroup), 40), n), idx
 	case m.filter.Value() != "" || m.openGroup != "":
-		return fmt.Sprintf("%d message(s) matching “%s”", n, cut(clean(m.filter.Value()), 30)), idx
+		return fmt.Sprintf("%d message(s) matching “%s”", n, format.Cut(clean(m.filter.Value()), 30)), idx
 	}
 	return fmt.Sprintf("all %d message(s) shown", n), idx
 }
 
 func (m *messagesScreen) groupWhat(g msgGroup) string {
-	return fmt.Sprintf("group “%s” (%d messages)", cut(clean(g.Key), 40), len(g.Indices))
+	return fmt.Sprintf("group “%s” (%d messages)", format.Cut(clean(g.Key), 40), len(g.Indices))
 }

@@ -6,18 +6,20 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // columns are the message list's widths for one terminal width.
 type columns struct {
-	id, age, origin, att, err int
+	id, age, origin, att, err int // att: the ATTEMPTS column, as wide as its header
 }
 
 // columns fit the widest id and origin when there is room, and give the
 // error what is left: it is what people read first.
 func (m *messagesScreen) columns() columns {
 	w := m.width - 2 // the cursor and selection marks
-	c := columns{age: 6, att: 3}
+	c := columns{age: 6, att: len("ATTEMPTS")}
 	maxID := 24
 	if w < 100 {
 		maxID = 14
@@ -35,14 +37,14 @@ func (m *messagesScreen) View() string {
 	if m.typing {
 		b.WriteString(m.filter.View())
 	} else {
-		b.WriteString(cut(m.infoLine(), m.width))
+		b.WriteString(format.Cut(m.infoLine(), m.width))
 	}
 	b.WriteString("\n")
 	cols := m.columns()
 	if m.grouped {
 		b.WriteString(st.Header.Render(pad("  "+padLeft("COUNT", 6)+" "+pad("NEWEST", cols.age)+" "+pad("ORIGIN", cols.origin)+" ERROR GROUP", m.width)))
 	} else {
-		b.WriteString(st.Header.Render(pad("  "+pad("ID", cols.id)+" "+pad("AGE", cols.age)+" "+pad("ORIGIN", cols.origin)+" "+padLeft("ATT", cols.att)+" ERROR", m.width)))
+		b.WriteString(st.Header.Render(pad("  "+pad("ID", cols.id)+" "+pad("AGE", cols.age)+" "+pad("ORIGIN", cols.origin)+" "+padLeft("ATTEMPTS", cols.att)+" ERROR", m.width)))
 	}
 	b.WriteString("\n")
 	from, to := m.list.window()
@@ -106,7 +108,7 @@ func (m *messagesScreen) messageRow(i int32, c columns, now time.Time, styled bo
 	}
 	line := " " + mark +
 		pad(clean(s.ID), c.id) + " " +
-		pad(fmtAge(s.Age(now)), c.age) + " " +
+		pad(format.Age(s.Age(now)), c.age) + " " +
 		pad(origin, c.origin) + " " +
 		padLeft(fitCount(s.Facts.Attempts, c.att), c.att) + " " +
 		pad(errText, c.err)
@@ -132,9 +134,13 @@ func (m *messagesScreen) groupRow(g msgGroup, c columns, now time.Time, styled b
 	if text == "" {
 		text = "(no error recorded)"
 	}
+	if g.CameBack > 0 {
+		// First, so a long error does not cut it off.
+		text = fmt.Sprintf("[%d came back] %s", g.CameBack, text)
+	}
 	age := "–"
 	if !g.Newest.IsZero() {
-		age = fmtAge(now.Sub(g.Newest))
+		age = format.Age(now.Sub(g.Newest))
 	}
 	errW := m.width - 2 - 6 - c.age - c.origin - 3
 	return " " + mark + padLeft(fitCount(int64(len(g.Indices)), 6), 6) + " " +
@@ -167,9 +173,9 @@ func (m *messagesScreen) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Filter, k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
+		{k.Open, k.Back, described(k.Filter, "filter; /=EXPR filters by a --filter expression"), k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
 		{k.Select, k.SelectAll, k.ReplayOne, k.ReplayMany, described(k.Edit, "edit in $EDITOR, replay"), k.Delete, k.Export},
-		{k.Help, k.Quit},
+		{k.Help, k.Quit, k.ForceQuit},
 	}
 }
 

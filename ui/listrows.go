@@ -83,9 +83,11 @@ func cmpInt[T int64 | uint32](a, b T) int {
 type msgGroup struct {
 	Key     string // Summary.Group
 	Indices []int32
-	Newest  time.Time
-	Origins []string // distinct origins, at most three
-	More    bool     // more origins than listed
+	// CameBack counts its messages that came back after a replay.
+	CameBack int
+	Newest   time.Time
+	Origins  []string // distinct origins, at most three
+	More     bool     // more origins than listed
 }
 
 // groupsOf folds the filtered messages into error groups, largest first.
@@ -104,6 +106,9 @@ func (d *msgIndex) groupsOf(filter string) ([]msgGroup, error) {
 		}
 		g := &gs[n]
 		g.Indices = append(g.Indices, i)
+		if d.back.Has(int(i)) {
+			g.CameBack++
+		}
 		newest[n] = max(newest[n], e.parked)
 		if o := d.origins.names[e.origin]; !contains(g.Origins, o) {
 			if len(g.Origins) < 3 {

@@ -33,6 +33,9 @@ type msgIndex struct {
 	ents    []msgEntry
 	groups  strTable // replay.Summary.Group
 	origins strTable // originText
+	// back holds the messages that came back after a replay
+	// (Facts.CameBack), a bit each, for the group screen's count.
+	back bitset.Set
 	// The widest id and origin, so columns are no wider than needed.
 	idWidth, originWidth int
 
@@ -140,6 +143,9 @@ func (d *msgIndex) add(batch []replay.Summary) error {
 		e := msgEntry{group: d.groups.id(s.Group), origin: d.origins.id(origin)}
 		if !s.ParkedAt.IsZero() {
 			e.parked = s.ParkedAt.UnixNano()
+		}
+		if s.Facts.CameBack {
+			d.back.Put(len(d.ents), true)
 		}
 		d.ents = append(d.ents, e)
 		d.idWidth = max(d.idWidth, ansi.StringWidth(clean(s.ID)))

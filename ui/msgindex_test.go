@@ -75,7 +75,7 @@ func TestMsgIndexGivesBackWhatItWasGiven(t *testing.T) {
 }
 
 // TestMsgIndexMemoryPerMessage: what the list keeps in memory for a
-// message is under issue 13's 100 bytes, whatever the message carries
+// message is under the budget of 100 bytes, whatever the message carries
 // (here a long error, a stack trace and deaths, which go to the files).
 func TestMsgIndexMemoryPerMessage(t *testing.T) {
 	const n = 200_000

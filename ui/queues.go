@@ -2,26 +2,41 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay/watch"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // queuesScreen lists every queue of the vhost, parking lots first; the
 // root model refreshes the rows every few seconds.
 type queuesScreen struct {
-	c      *common
-	rows   []QueueRow
-	nodes  []broker.NodeInfo // the cluster's (cluster.go)
-	err    error
-	loaded bool
-	table  table.Model
-	width  int
+	c    *common
+	rows []QueueRow
+	// lots are the parking lots' last watch read, by name; trend each
+	// one's depths since the screen opened (the sparkline).
+	lots     map[string]watch.Snapshot
+	lastHour map[string]int64 // Lots.LastHour of the last read
+	trend    map[string][]int64
+	asked    bool              // the first lots read was asked for
+	scan     *lotsScan         // the error groups' count under way
+	scanned  bool              // a count of the groups was started
+	away     bool              // a queue opened from here is on top: no reads
+	topWidth int               // the TOP ERROR column's (columns)
+	nodes    []broker.NodeInfo // the cluster's (cluster.go)
+	err      error
+	loaded   bool
+	table    table.Model
+	width    int
 }
 
 func newQueuesScreen(c *common) *queuesScreen {
@@ -32,7 +47,7 @@ func newQueuesScreen(c *common) *queuesScreen {
 	km.GotoTop, km.GotoBottom = c.keys.Top, c.keys.Bottom
 	km.HalfPageUp.SetEnabled(false)
 	km.HalfPageDown.SetEnabled(false)
-	q := &queuesScreen{c: c, table: table.New(table.WithFocused(true), table.WithKeyMap(km), table.WithStyles(c.styles.Table))}
+	q := &queuesScreen{c: c, lots: map[string]watch.Snapshot{}, lastHour: map[string]int64{}, trend: map[string][]int64{}, table: table.New(table.WithFocused(true), table.WithKeyMap(km), table.WithStyles(c.styles.Table))}
 	q.SetSize(c.width, c.height)
 	return q
 }
@@ -41,7 +56,11 @@ func (q *queuesScreen) Init() tea.Cmd   { return nil } // the root loads queues
 func (q *queuesScreen) Title() string   { return "queues" }
 func (q *queuesScreen) Queue() string   { return "" }
 func (q *queuesScreen) Capturing() bool { return false }
-func (q *queuesScreen) Close()          {}
+func (q *queuesScreen) Close() {
+	if q.scan != nil {
+		q.scan.cancel()
+	}
+}
 
 func (q *queuesScreen) SetSize(w, h int) {
 	q.width = w
@@ -51,15 +70,33 @@ func (q *queuesScreen) SetSize(w, h int) {
 	q.setRows()
 }
 
+// The TOP ERROR column's width: what the other columns leave, within
+// these bounds.
+const topMin, topMax = 16, 40
+
+// columns fits the name to the longest one (within what the terminal
+// leaves after the dashboard's columns) and gives TOP ERROR what the
+// width leaves beside TYPE, UNACKED, CONSUMERS and PUBLISH, which a
+// narrow terminal cuts first. Each cell has one column of right padding
+// (the table style).
 func (q *queuesScreen) columns() []table.Column {
-	// Each cell has one column of right padding (the table style).
-	fixed := 3 + 8 + 9 + 9 + 10 + 9 + 7
-	name := max(q.width-fixed, 16)
+	const dash = 3 + 1 + 9 + 1 + 7 + 1 + 7 + 1 + trendWidth + 1 + 1 // mark, MESSAGES, OLDEST, NEW 1H, TREND
+	const tail = 8 + 1 + 9 + 1 + 10 + 1 + 9 + 1                     // TYPE, UNACKED, CONSUMERS, PUBLISH
+	longest := 16
+	for _, r := range q.rows {
+		longest = max(longest, ansi.StringWidth(clean(r.Name)))
+	}
+	name := min(longest, max(q.width-dash-1-topMin-1, 16))
+	q.topWidth = min(max(q.width-dash-(name+1)-1-tail, topMin), topMax)
 	return []table.Column{
 		{Title: "", Width: 3},
 		{Title: "QUEUE", Width: name},
-		{Title: "TYPE", Width: 8},
 		{Title: "MESSAGES", Width: 9},
+		{Title: "OLDEST", Width: 7},
+		{Title: "NEW 1H", Width: 7},
+		{Title: "TREND", Width: trendWidth + 1},
+		{Title: "TOP ERROR", Width: q.topWidth},
+		{Title: "TYPE", Width: 8},
 		{Title: "UNACKED", Width: 9},
 		{Title: "CONSUMERS", Width: 10},
 		{Title: "PUBLISH", Width: 9},
@@ -79,11 +116,25 @@ func (q *queuesScreen) setRows() {
 		if r.ParkingLot {
 			mark += "P"
 		}
+		oldest, lastHour, trend, top := "", "", "", ""
+		if r.ParkingLot {
+			sn := q.lots[r.Name]
+			oldest = format.Age(sn.OldestAge(q.c.now()))
+			n, known := q.lastHour[r.Name]
+			lastHour = format.Known(n, known)
+			trend = format.Sparkline(q.trend[r.Name], trendWidth)
+			g := sn.TopGroup()
+			top = format.TopGroup(g.Group, g.Count, q.topWidth-1)
+		}
 		rows = append(rows, table.Row{
 			mark,
 			clean(r.Name),
-			r.Type,
 			fmtCount(r.Messages),
+			oldest,
+			lastHour,
+			trend,
+			top,
+			r.Type,
 			fmtCount(r.MessagesUnacknowledged),
 			strconv.FormatInt(r.Consumers, 10),
 			fmtRate(r.PublishRate()),
@@ -101,25 +152,78 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if msg.err == nil || msg.info.Nodes != nil {
 			q.nodes = msg.info.Nodes
 		}
+	case lotsLoadedMsg:
+		if msg.scan != nil && msg.scan == q.scan {
+			q.scan = nil
+		}
+		var next tea.Cmd
+		if msg.scan == nil && q.scan == nil && !q.scanned && !q.away {
+			// The first read of the ages is in: now count the groups.
+			q.scanned = true
+			q.scan, next = scanLots(q.c)
+		}
+		if msg.err == nil {
+			for _, sn := range msg.lots.Snapshots {
+				if msg.scan == nil { // keep the groups of the last scan
+					sn.TopGroups = q.lots[sn.Queue].TopGroups
+				}
+				q.lots[sn.Queue] = sn
+			}
+			q.lastHour = msg.lots.LastHour
+			keep := q.selectedName()
+			q.sortByUrgency()
+			q.setRows()
+			q.seek(keep)
+		}
+		return q, next
 	case queuesLoadedMsg:
 		q.loaded = true
 		q.err = msg.err
 		if msg.err == nil {
 			keep := q.selectedName()
 			q.rows = msg.rows
+			q.table.SetColumns(q.columns()) // the names' width
+			for _, r := range q.rows {
+				if r.ParkingLot {
+					t := append(q.trend[r.Name], r.Messages)
+					q.trend[r.Name] = t[max(len(t)-trendWidth, 0):]
+				}
+			}
+			q.sortByUrgency()
 			q.setRows()
 			q.seek(keep)
+			if !q.asked && !q.away {
+				q.asked = true
+				return q, tea.Batch(loadLots(q.c), tickLots(q.c))
+			}
 		}
+	case lotsTickMsg:
+		if q.away || q.scan != nil {
+			return q, tickLots(q.c)
+		}
+		return q, tea.Batch(loadLots(q.c), tickLots(q.c))
+	case shownMsg:
+		q.away = false
+		if !q.asked { // opened under a queue: the first read starts now
+			q.asked = true
+			return q, tea.Batch(loadLots(q.c), tickLots(q.c))
+		}
+		return q, loadLots(q.c)
 	case tea.KeyMsg:
 		k := q.c.keys
 		switch {
 		case key.Matches(msg, k.Open):
 			if name := q.selectedName(); name != "" {
-				return q, push(newMessagesScreen(q.c, name))
+				// A scan holds messages while it counts: stop it, and
+				// open the queue once it gave them back.
+				s := q.scan
+				q.scan, q.away = nil, true
+				return q, afterScan(s, push(newMessagesScreen(q.c, name)))
 			}
 			return q, nil
 		case key.Matches(msg, k.Refresh):
-			return q, loadQueues(q.c)
+			q.scanned = false // the read below counts the groups again
+			return q, tea.Batch(loadQueues(q.c), loadLots(q.c))
 		}
 		var cmd tea.Cmd
 		q.table, cmd = q.table.Update(msg)
@@ -127,6 +231,50 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return q, cmd
 	}
 	return q, nil
+}
+
+// shownMsg tells a screen that the one above it closed.
+type shownMsg struct{}
+
+// lotsTickMsg asks for the next read of the parking lots.
+type lotsTickMsg struct{}
+
+// lotsRefresh is how often the queues screen reads the parking lots'
+// ages and arrivals again: the watch's own interval.
+const lotsRefresh = watch.DefaultInterval
+
+func tickLots(c *common) tea.Cmd {
+	if c.refresh < 0 {
+		return nil
+	}
+	return tea.Tick(lotsRefresh, func(time.Time) tea.Msg { return lotsTickMsg{} })
+}
+
+// trendWidth is how many depth samples the sparkline shows.
+const trendWidth = 10
+
+// sortByUrgency keeps the parking lots first and orders them by urgency
+// (watch.Urgency: the oldest message, then the depth, as `queues` does),
+// the other queues by name after them. The depth is the latest listing's.
+func (q *queuesScreen) sortByUrgency() {
+	now := q.c.now()
+	snap := func(r QueueRow) watch.Snapshot {
+		sn := q.lots[r.Name]
+		sn.Depth = r.Messages
+		return sn
+	}
+	slices.SortStableFunc(q.rows, func(a, b QueueRow) int {
+		if a.ParkingLot != b.ParkingLot {
+			if a.ParkingLot {
+				return -1
+			}
+			return 1
+		}
+		if !a.ParkingLot {
+			return 0
+		}
+		return watch.Urgency(snap(a), snap(b), now)
+	})
 }
 
 func (q *queuesScreen) selectedName() string {
@@ -182,7 +330,7 @@ func (q *queuesScreen) View() string {
 			info += st.Dim.Render(" · P: " + clean(sel.Why)) // why the selected queue is a parking lot
 		}
 	}
-	return cut(info, q.width) + "\n" + q.table.View()
+	return format.Cut(info, q.width) + "\n" + q.table.View()
 }
 
 func (q *queuesScreen) ShortHelp() []key.Binding {
@@ -192,5 +340,5 @@ func (q *queuesScreen) ShortHelp() []key.Binding {
 
 func (q *queuesScreen) FullHelp() [][]key.Binding {
 	k := q.c.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Refresh}, {k.Help, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Refresh}, {k.Help, k.Quit, k.ForceQuit}}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/watch"
 )
 
 // sessionBackend adapts *replay.Session to Backend: the only file that
@@ -34,6 +36,20 @@ func (b sessionBackend) Queues(ctx context.Context) ([]QueueRow, error) {
 		out[i] = QueueRow(r)
 	}
 	return out, err
+}
+
+func (b sessionBackend) ParkingLotDefaults(queue string) replay.ParkingLot {
+	return b.s.Config().ParkingLots[queue]
+}
+
+func (b sessionBackend) ParkingLots(ctx context.Context, scan bool) (Lots, error) {
+	top := -1 // no scans
+	if scan {
+		top = 1
+	}
+	snaps := watch.Once(ctx, watch.Options{TopGroups: top,
+		Open: func(context.Context, string) (*replay.Session, error) { return b.s, nil }}, scan)
+	return Lots{Snapshots: snaps, LastHour: watch.ArrivalsLastHour(ctx, b.s, snaps, time.Now())}, ctx.Err()
 }
 
 func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error) {
@@ -102,7 +118,16 @@ func mostCommon(counts map[string]int) string {
 }
 
 func (b sessionBackend) Replay(ctx context.Context, req ActionRequest) (replay.Result, error) {
-	return b.s.Replay(ctx, b.options(req))
+	if len(req.Canary) == 0 {
+		return b.s.Replay(ctx, b.options(req))
+	}
+	co := replay.CanaryOptions{Options: b.options(req), Steps: req.Canary, Wait: req.CanaryWait, Proceed: req.Proceed}
+	if req.OnCanary != nil {
+		co.OnWait = func(left time.Duration, st replay.CanaryStep) { req.OnCanary(CanaryUpdate{Step: st, Left: left}) }
+		co.OnStep = func(st replay.CanaryStep) { req.OnCanary(CanaryUpdate{Step: st, Ended: true}) }
+	}
+	res, _, err := b.s.Canary(ctx, co)
+	return res, err
 }
 
 func (b sessionBackend) Delete(ctx context.Context, req ActionRequest) (replay.Result, error) {

@@ -36,6 +36,9 @@ type Styles struct {
 	Dialog      lipgloss.Style
 	DialogTitle lipgloss.Style
 	Focused     lipgloss.Style // the focused field's label
+	// ProgressFill is the progress bar's colour (bubbles' progress takes a
+	// colour, not a style).
+	ProgressFill string
 
 	JSONKey, JSONString, JSONNumber, JSONLiteral, JSONPunct lipgloss.Style
 
@@ -58,21 +61,22 @@ func NewStyles(r *lipgloss.Renderer) *Styles {
 	ns := r.NewStyle
 
 	s := &Styles{
-		Profile:   r.ColorProfile(),
-		Title:     ns().Bold(true).Foreground(accent),
-		Crumb:     ns().Foreground(subtle),
-		Header:    ns().Bold(true).Underline(true),
-		Cursor:    ns().Reverse(true),
-		Selected:  ns().Bold(true).Foreground(yellow),
-		Dim:       ns().Foreground(subtle),
-		Bold:      ns().Bold(true),
-		Error:     ns().Bold(true).Foreground(red),
-		Warning:   ns().Foreground(yellow),
-		OK:        ns().Foreground(green),
-		Info:      ns().Foreground(cyan),
-		Parking:   ns().Bold(true).Foreground(yellow),
-		Label:     ns().Foreground(cyan),
-		Important: ns().Bold(true).Foreground(red),
+		ProgressFill: "#9D8CFF",
+		Profile:      r.ColorProfile(),
+		Title:        ns().Bold(true).Foreground(accent),
+		Crumb:        ns().Foreground(subtle),
+		Header:       ns().Bold(true).Underline(true),
+		Cursor:       ns().Reverse(true),
+		Selected:     ns().Bold(true).Foreground(yellow),
+		Dim:          ns().Foreground(subtle),
+		Bold:         ns().Bold(true),
+		Error:        ns().Bold(true).Foreground(red),
+		Warning:      ns().Foreground(yellow),
+		OK:           ns().Foreground(green),
+		Info:         ns().Foreground(cyan),
+		Parking:      ns().Bold(true).Foreground(yellow),
+		Label:        ns().Foreground(cyan),
+		Important:    ns().Bold(true).Foreground(red),
 
 		StatusBar:   ns().Reverse(true),
 		StatusConn:  ns().Reverse(true),

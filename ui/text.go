@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -49,20 +48,9 @@ func clean(s string) string {
 	return b.String()
 }
 
-// cut fits s into width cells, ending with "…" when it was longer.
-func cut(s string, width int) string {
-	if width <= 0 {
-		return ""
-	}
-	if ansi.StringWidth(s) <= width {
-		return s
-	}
-	return ansi.Truncate(s, width, "…")
-}
-
 // pad cuts or pads s to exactly width cells.
 func pad(s string, width int) string {
-	s = cut(s, width)
+	s = format.Cut(s, width)
 	if w := ansi.StringWidth(s); w < width {
 		s += strings.Repeat(" ", width-w)
 	}
@@ -71,39 +59,11 @@ func pad(s string, width int) string {
 
 // padLeft right-aligns s in width cells.
 func padLeft(s string, width int) string {
-	s = cut(s, width)
+	s = format.Cut(s, width)
 	if w := ansi.StringWidth(s); w < width {
 		s = strings.Repeat(" ", width-w) + s
 	}
 	return s
-}
-
-// fmtAge is a short duration: 45s, 12m, 3h, 2h5m, 4d.
-func fmtAge(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "–"
-	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	case d < 24*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		if m == 0 || h >= 10 {
-			return strconv.Itoa(h) + "h"
-		}
-		return strconv.Itoa(h) + "h" + strconv.Itoa(m) + "m"
-	default:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
-	}
-}
-
-// fmtTime is a timestamp with its age.
-func fmtTime(t, now time.Time) string {
-	if t.IsZero() {
-		return "–"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05Z") + " (" + fmtAge(now.Sub(t)) + " ago)"
 }
 
 // originText is where a summary's message would be replayed to.

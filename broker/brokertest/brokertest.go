@@ -1,6 +1,3 @@
-// Package brokertest holds helpers for tests against the real RabbitMQ:
-// connections that fail the test loudly when the broker is missing, unique
-// names, and clean-up of everything a test declares.
 package brokertest
 
 import (

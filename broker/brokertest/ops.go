@@ -335,3 +335,27 @@ func SetPermissions(t testing.TB, user, configure, write, read string) {
 		t.Fatalf("set %s permissions on /: %v", user, err)
 	}
 }
+
+// Vhost creates a vhost of the test's own, with full permissions for the
+// test broker's user, and deletes it (and all it holds) when the test
+// ends: for a test that must see every queue of a vhost without the other
+// tests' queues.
+func Vhost(t testing.TB) string {
+	t.Helper()
+	name := Name(t, "vhost")
+	path := "/vhosts/" + url.PathEscape(name)
+	if err := managementRequest(http.MethodPut, path, map[string]string{}); err != nil {
+		t.Fatalf("create vhost %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = managementRequest(http.MethodDelete, path, nil) })
+	u, err := url.Parse(URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := u.User.Username()
+	if err := managementRequest(http.MethodPut, "/permissions/"+url.PathEscape(name)+"/"+url.PathEscape(user),
+		map[string]string{"configure": ".*", "write": ".*", "read": ".*"}); err != nil {
+		t.Fatalf("grant %s permissions on %s: %v", user, name, err)
+	}
+	return name
+}

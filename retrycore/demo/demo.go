@@ -9,9 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +29,7 @@ type Options struct {
 	Broker     broker.Options
 	Management *broker.Management // optional: lets the declare compare arguments
 	Logger     *slog.Logger       // the consumer's log; nil: discard
-	Progress   io.Writer          // one line per step; nil: quiet
+	Progress   Progress           // hears each step; nil: quiet
 	// Timeout bounds the wait for the parking lot to fill; default 90s.
 	Timeout time.Duration
 }
@@ -50,7 +48,7 @@ func (o *Options) defaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Progress == nil {
-		o.Progress = io.Discard
+		o.Progress = quiet{}
 	}
 	if o.Broker.Name == "" {
 		o.Broker.Name = "parkinglot demo"
@@ -92,34 +90,31 @@ type Summary struct {
 // ParkingLot is the queue to open in the TUI.
 func (s Summary) ParkingLot() string { return s.Pipeline.Error.Queue }
 
-// Notice is the TUI's first status line after a seed.
-func (s Summary) Notice() string {
-	n := fmt.Sprintf("demo: %d payments parked by this run", s.After-s.Before)
-	if s.Before > 0 {
-		n += fmt.Sprintf(" (%d from earlier runs; `parkinglot demo --clean` starts over)", s.Before)
-	}
-	return n + "; the consumer is stopped, so replayed ones wait in " + s.Pipeline.Main.Queue
+// Progress hears each step of a seed or a clean, for the caller to tell
+// a person.
+type Progress interface {
+	// Declared: the pipeline's topology is declared (with the declare's
+	// warnings).
+	Declared(p retrycore.Pipeline, warnings []string)
+	// Earlier: the parking lot already held n messages of an earlier run.
+	Earlier(n int)
+	// Published: n payments are published, of which parked will be parked;
+	// the consumer starts.
+	Published(n, parked int)
+	// Filled: the parking lot holds depth messages; the consumer stopped.
+	Filled(queue string, depth int)
+	// Deleted: Clean removed a queue (with its messages) or an exchange
+	// (messages -1).
+	Deleted(kind, name string, messages int)
 }
 
-// WriteText prints the summary for people and scripts.
-func (s Summary) WriteText(w io.Writer) error {
-	p := s.Pipeline
-	_, err := fmt.Fprintf(w, "demo pipeline %s (%s): published %d payments; %d parked by this run (parking lot %s holds %d) in %s\n"+
-		"  consumer: %d done, %d retries, %d parked\n"+
-		"  main %s → %s; retry %s (delays %s); parking lot %s\n",
-		p.Name, p.QueueType, s.Published, s.After-s.Before, p.Error.Queue, s.After, s.Elapsed.Round(100*time.Millisecond),
-		s.Outcomes[retrycore.OutcomeLabelDone], s.Outcomes[retrycore.OutcomeLabelRetried], s.Outcomes[retrycore.OutcomeLabelParked],
-		p.Main.Exchange, p.Main.Queue, p.Retry.Exchange, delays(p), p.Error.Queue)
-	return err
-}
+type quiet struct{}
 
-func delays(p retrycore.Pipeline) string {
-	ds := make([]string, len(p.Retry.Delays))
-	for i, d := range p.Retry.Delays {
-		ds[i] = d.Text
-	}
-	return strings.Join(ds, ", ")
-}
+func (quiet) Declared(retrycore.Pipeline, []string) {}
+func (quiet) Earlier(int)                           {}
+func (quiet) Published(int, int)                    {}
+func (quiet) Filled(string, int)                    {}
+func (quiet) Deleted(string, string, int)           {}
 
 // Seed declares the pipeline, publishes the mix, runs the consumer until
 // the parking lot holds the expected messages (and the main and delay
@@ -136,11 +131,7 @@ func Seed(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("demo: declare: %w", err)
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintln(o.Progress, "warning:", w)
-	}
-	fmt.Fprintf(o.Progress, "declared pipeline %s (%s queues): %s → %s, delays %s, parking lot %s\n",
-		p.Name, p.QueueType, p.Main.Exchange, p.Main.Queue, delays(p), p.Error.Queue)
+	o.Progress.Declared(p, rep.Warnings)
 
 	conn, err := broker.Dial(ctx, o.Broker)
 	if err != nil {
@@ -156,7 +147,7 @@ func Seed(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	if sum.Before > 0 {
-		fmt.Fprintf(o.Progress, "the parking lot already holds %d message(s) from an earlier run (parkinglot demo --clean removes the demo)\n", sum.Before)
+		o.Progress.Earlier(sum.Before)
 	}
 	mix := Mix()
 	if err := publish(ctx, ch, p, mix); err != nil {
@@ -168,14 +159,14 @@ func Seed(ctx context.Context, o Options) (Summary, error) {
 			sum.Expected++
 		}
 	}
-	fmt.Fprintf(o.Progress, "published %d payments (%d will be parked: flaky-forever and poison); running the consumer…\n", len(mix), sum.Expected)
+	o.Progress.Published(len(mix), sum.Expected)
 
 	err = consume(ctx, o, p, ch, &sum)
 	sum.Elapsed = time.Since(start)
 	if err != nil {
 		return sum, err
 	}
-	fmt.Fprintf(o.Progress, "parking lot %s holds %d message(s); consumer stopped\n", p.Error.Queue, sum.After)
+	o.Progress.Filled(p.Error.Queue, sum.After)
 	return sum, nil
 }
 
@@ -251,16 +242,11 @@ func inFlight(ch *amqp.Channel, p retrycore.Pipeline) (int, error) {
 	return n, nil
 }
 
-// depth is a queue's message count (ready and unacknowledged).
+// depth is a queue's ready messages (the broker's count).
 func depth(ch *amqp.Channel, queue string) (int, error) {
-	q, err := ch.QueueDeclarePassive(queue,
-		false, // durable (ignored when passive)
-		false, // autoDelete
-		false, // exclusive
-		false, // noWait
-		nil)
+	n, err := broker.ReadyCount(ch, queue)
 	if err != nil {
-		return 0, fmt.Errorf("demo: queue %s: %w", queue, broker.Explain(err))
+		return 0, fmt.Errorf("demo: queue %s: %w", queue, err)
 	}
-	return q.Messages, nil
+	return n, nil
 }

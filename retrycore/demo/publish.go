@@ -79,7 +79,7 @@ func Clean(ctx context.Context, o Options) error {
 				false, // ifEmpty
 				false) // noWait
 			if err == nil {
-				fmt.Fprintf(o.Progress, "deleted queue %s (%d messages)\n", q, n)
+				o.Progress.Deleted("queue", q, n)
 			}
 			return err
 		}))
@@ -90,7 +90,7 @@ func Clean(ctx context.Context, o Options) error {
 				false, // ifUnused
 				false) // noWait
 			if err == nil {
-				fmt.Fprintf(o.Progress, "deleted exchange %s\n", ex)
+				o.Progress.Deleted("exchange", ex, -1)
 			}
 			return err
 		}))

@@ -97,9 +97,11 @@ func TestExitCodeByType(t *testing.T) {
 		{errors.New("unknown command"), 1},
 		{usagef("x"), 2},
 		{needsYes(), 2},
-		{replay.ErrDeclined, 2},
+		{ErrDeclined, 2},
 		{replay.Result{Failed: 1}.Err(), 3},
 		{cliErr(replay.ErrBadFilter), 2},
+		{context.Canceled, 130},
+		{&InterruptedError{Err: context.Canceled, Said: true}, 130},
 	} {
 		if got := ExitCode(tc.err); got != tc.code {
 			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.code)
@@ -162,11 +164,11 @@ func TestConfirm(t *testing.T) {
 	}{
 		{"yes", "y\n", true, nil},
 		{"YES", "YES\n", true, nil},
-		{"no", "n\n", true, replay.ErrDeclined},
-		{"empty", "\n", true, replay.ErrDeclined},
-		{"EOF", "", true, replay.ErrDeclined},
-		{"partial line", "y", true, replay.ErrDeclined},
-		{"no terminal", "y\n", false, replay.ErrNeedsConfirmation},
+		{"no", "n\n", true, ErrDeclined},
+		{"empty", "\n", true, ErrDeclined},
+		{"EOF", "", true, ErrDeclined},
+		{"partial line", "y", true, ErrDeclined},
+		{"no terminal", "y\n", false, ErrNeedsConfirmation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, b := testFactory(t)
@@ -189,7 +191,7 @@ func TestConfirm(t *testing.T) {
 	f, _ := testFactory(t)
 	f.IOStreams.SetTerminal(true, 80)
 	f.IOStreams.In = blockingReader{}
-	if err := confirm(ctx, f); !errors.Is(err, replay.ErrDeclined) {
+	if err := confirm(ctx, f); !errors.Is(err, ErrDeclined) {
 		t.Errorf("Ctrl-C: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 			return err
 		}
 	}
-	return runAndReport(f, f.IOStreams.Out, "deleted", func(progress func(replay.Event)) (replay.Result, error) {
+	return runAndReportLeft(ctx, f, f.IOStreams.Out, "deleted", stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
 		return s.Delete(ctx, replay.DeleteOptions{Queue: opts.Queue, Select: opts.Select, Progress: progress})
 	})
 }

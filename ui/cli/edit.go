@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/editor"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
@@ -46,13 +47,13 @@ func NewCmdEdit(f *Factory, runF func(context.Context, *EditOptions) error) *cob
 
 // errNoEditor refuses the vi fallback without a terminal (edit --yes from
 // a script), where vi would wait for keys that never come.
-var errNoEditor = fmt.Errorf("%w: none set, and %s needs a terminal: set $VISUAL or $EDITOR; nothing changed", replay.ErrEditor, replay.DefaultEditor)
+var errNoEditor = fmt.Errorf("%w: none set, and %s needs a terminal: set $VISUAL or $EDITOR; nothing changed", editor.ErrEditor, editor.Default)
 
 func editRun(ctx context.Context, opts *EditOptions) error {
 	f, io := opts.Factory, opts.IOStreams
 	o := opts.Options
 	if opts.Yes && !io.IsTerminal() { // without --yes it prints the plan and asks for --yes
-		if _, fallback := replay.EditorFrom(f.Getenv); fallback {
+		if _, fallback := editor.FromEnv(f.Getenv); fallback {
 			return errNoEditor
 		}
 	}
@@ -72,13 +73,13 @@ func editRun(ctx context.Context, opts *EditOptions) error {
 		return err
 	}
 	defer func() { _ = d.Discard() }()
-	ed, err := replay.EditorCommand(ctx, d.Path)
+	ed, err := editor.Command(ctx, d.Path)
 	if err != nil {
 		return err
 	}
 	ed.Stdin, ed.Stdout, ed.Stderr = io.In, io.Out, io.ErrOut
 	if err := ed.Run(); err != nil {
-		return replay.EditorFailed(ed, err)
+		return editor.Failed(ed, err)
 	}
 	body, err := d.Check()
 	if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
@@ -17,6 +19,9 @@ const (
 	ExitError   = 1
 	ExitUsage   = 2
 	ExitPartial = 3
+	// ExitCameBack: a canary replay stopped because messages it replayed
+	// came back to the parking lot; the rest stay parked.
+	ExitCameBack = 4
 )
 
 // UsageError is bad command-line use: a wrong flag, argument or
@@ -36,10 +41,14 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue), errors.Is(err, replay.ErrNeedsConfirmation), errors.Is(err, replay.ErrDeclined):
+	case errors.As(err, &ue), errors.Is(err, ErrNeedsConfirmation), errors.Is(err, ErrDeclined):
 		return ExitUsage
+	case errors.Is(err, replay.ErrCameBack):
+		return ExitCameBack
 	case errors.Is(err, replay.ErrNotAllDone):
 		return ExitPartial
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
 	}
 	return ExitError
 }
@@ -96,4 +105,28 @@ func cliErr(err error) error {
 		return &UsageError{err}
 	}
 	return err
+}
+
+// connectionHints are what mends a connection problem on the command line,
+// by the engine's typed error: the engines name no flag.
+var connectionHints = []struct {
+	err  error
+	hint string
+}{
+	{broker.ErrEmptyURL, " (set --url or PARKINGLOT_URL)"},
+	{broker.ErrNoManagement, " (enable rabbitmq_management or pass --management-url)"},
+	{broker.ErrCertNotTrusted, " (pass --tls-ca)"},
+	{broker.ErrCertWithoutKey, " (--tls-cert and --tls-key)"},
+}
+
+// errorLine is the one line an error ends a command with: its first line
+// and the flag that mends it.
+func errorLine(err error) string {
+	line := firstLine(err.Error())
+	for _, h := range connectionHints {
+		if errors.Is(err, h.err) {
+			return line + h.hint
+		}
+	}
+	return line
 }

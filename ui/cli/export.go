@@ -78,7 +78,7 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	if opts.Remove {
 		verb = "exported and removed"
 	}
-	err = runAndReport(f, report, verb, func(progress func(replay.Event)) (replay.Result, error) {
+	err = runAndReportLeft(ctx, f, report, verb, stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
 		return s.Export(ctx, replay.ExportOptions{Queue: opts.Queue, Select: opts.Select, File: opts.File, Out: io.Out, Remove: opts.Remove, Progress: progress})
 	})
 	if errors.Is(err, fs.ErrExist) {

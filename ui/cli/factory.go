@@ -8,8 +8,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
-	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui/iostreams"
 )
@@ -27,8 +27,17 @@ type Factory struct {
 	// Global flags.
 	Output     string // -o: text or json
 	LogLevel   string
+	LogFormat  string // text or json
 	ConfigPath string
-	ConnFlags  replay.ConnectionFlags
+	// ConfigNamed: --config was given, so its file must exist.
+	ConfigNamed bool
+	ConnFlags   ConnectionFlags
+
+	// NoSecrets: the command reads no password source (`config` says
+	// where they are without running them).
+	NoSecrets bool
+	// PasswordTimeout bounds a context's password_command (0: the default).
+	PasswordTimeout time.Duration
 
 	// Resolved by the root before a command runs.
 	Config replay.Config
@@ -42,7 +51,7 @@ type Factory struct {
 
 // NewFactory is a factory on streams with the process's environment.
 func NewFactory(streams *iostreams.IOStreams) *Factory {
-	return &Factory{IOStreams: streams, Version: "dev", Getenv: os.Getenv, Output: "text", LogLevel: "info",
+	return &Factory{IOStreams: streams, Version: "dev", Getenv: os.Getenv, Output: "text", LogLevel: "info", LogFormat: logText,
 		Log: slog.New(slog.DiscardHandler)}
 }
 
@@ -51,7 +60,8 @@ func (f *Factory) JSON() bool { return f.Output == "json" }
 
 // Session opens a replay session named for the command (or
 // $PARKINGLOT_CONNECTION_NAME, so tests can find and close its
-// connections). Nothing dials before a command asks for it.
+// connections), and refuses a management API of another cluster than the
+// connection's (management.go). Nothing dials before a command asks for it.
 func (f *Factory) Session(ctx context.Context, what string) (*replay.Session, error) {
 	name := f.Getenv("PARKINGLOT_CONNECTION_NAME")
 	if name == "" {
@@ -60,22 +70,22 @@ func (f *Factory) Session(ctx context.Context, what string) (*replay.Session, er
 	if f.OpenSession != nil {
 		return f.OpenSession(ctx, name)
 	}
-	return replay.Open(ctx, f.Conn, f.Config, name, f.Log)
-}
-
-// newLogger is a text logger on the error stream that keeps passwords out
-// of every line.
-func (f *Factory) newLogger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr}))
-}
-
-// redactAttr keeps passwords out of every log line.
-func redactAttr(_ []string, at slog.Attr) slog.Attr {
-	switch v := at.Value.Any().(type) {
-	case string:
-		return slog.String(at.Key, broker.RedactText(v))
-	case error:
-		return slog.String(at.Key, broker.RedactText(v.Error()))
+	s, err := replay.Open(ctx, f.Conn, f.Config, name, f.Log)
+	if err != nil {
+		return nil, err
 	}
-	return at
+	// Refused before the command shows or changes anything; the check's
+	// one request is the management probe the command makes anyway, kept
+	// for the session.
+	if err := s.CheckManagement(ctx); err != nil {
+		_ = s.Close()
+		return nil, refuseMismatch(err)
+	}
+	return s, nil
+}
+
+// newLogger is a logger on the error stream, in --log-format, that keeps
+// passwords out of every line (logformat.go).
+func (f *Factory) newLogger(level slog.Level) *slog.Logger {
+	return slog.New(logHandler(f.LogFormat, f.IOStreams.ErrOut, level))
 }

@@ -91,17 +91,11 @@ func destinationErr(err error) error {
 	return cliErr(err)
 }
 
-// failedQueueHint is what mends replay.ErrFailedQueueUnknown on the
-// command line.
-const failedQueueHint = "; use --to or --target origin"
-
-// hint adds the flag that mends a per-message reason (they are texts in
-// results and plans, so the engine's sentinel is matched whole).
-func hint(reason string) string {
-	if reason == replay.ErrFailedQueueUnknown.Error() {
-		return reason + failedQueueHint
-	}
-	return reason
+// failureHints are the flags that mend a per-message failure on the
+// command line, by its code.
+var failureHints = map[replay.FailureCode]string{
+	replay.CodeFailedQueueUnknown: "; use --to or --target origin",
+	replay.CodeUnknownOrigin:      "; pass --to",
 }
 
 func hintFailures(fs []replay.Failure) []replay.Failure {
@@ -117,7 +111,8 @@ func hintFailures(fs []replay.Failure) []replay.Failure {
 
 // hintFailure adds the flag that mends a failure to its reason.
 func hintFailure(f replay.Failure) replay.Failure {
-	return replay.Failure{ID: f.ID, Err: hint(f.Err)}
+	f.Err += failureHints[f.Code]
+	return f
 }
 
 // The command line names the sources the engine describes by the flag

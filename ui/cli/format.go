@@ -3,32 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/parkinglot/parkinglot/replay"
-	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
-
-// FormatAge is a short age for tables: "42s", "12m5s", "3h12m", "2d3h".
-func FormatAge(d time.Duration) string {
-	if d <= 0 {
-		return "-"
-	}
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
-}
 
 // FormatOrigin is "exchange → routing key" ("(default) → q" for the
 // default exchange), or "?" when the origin cannot be told.
@@ -37,18 +17,6 @@ func FormatOrigin(s replay.Summary) string {
 		return "?"
 	}
 	return format.Destination(s.Origin.Destination)
-}
-
-// Cut shortens s to at most n runes, marking the cut with "…".
-func Cut(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if n == 1 {
-		return "…"
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // SummaryTable prints summaries as rows of fixed-width columns, so a long
@@ -61,10 +29,11 @@ type SummaryTable struct {
 }
 
 const (
-	colID     = 28
-	colAge    = 7
-	colTries  = 5
-	colOrigin = 36
+	colID       = 28
+	colAge      = 7
+	colAttempts = 8
+	colBack     = 7 // "2 other" (format.CameBackShort)
+	colOrigin   = 36
 )
 
 // Write prints the header (once) and the rows.
@@ -73,13 +42,13 @@ func (t *SummaryTable) Write(sums []replay.Summary) error {
 	if width <= 0 {
 		width = 120
 	}
-	errW := width - colID - colAge - colTries - colOrigin - 4
+	errW := width - colID - colAge - colAttempts - colBack - colOrigin - 5
 	if errW < 20 {
 		errW = 20
 	}
 	if !t.head {
 		t.head = true
-		if _, err := fmt.Fprintf(t.W, "%-*s %-*s %*s %-*s %s\n", colID, "ID", colAge, "AGE", colTries, "TRIES", colOrigin, "ORIGIN", "ERROR"); err != nil {
+		if _, err := fmt.Fprintf(t.W, "%-*s %-*s %*s %-*s %-*s %s\n", colID, "ID", colAge, "AGE", colAttempts, "ATTEMPTS", colBack, "BACK", colOrigin, "ORIGIN", "ERROR"); err != nil {
 			return err
 		}
 	}
@@ -89,16 +58,13 @@ func (t *SummaryTable) Write(sums []replay.Summary) error {
 	}
 	var b strings.Builder
 	for _, s := range sums {
-		fmt.Fprintf(&b, "%-*s %-*s %*d %-*s %s\n",
-			colID, Cut(s.ID, colID), colAge, FormatAge(s.Age(now)), colTries, s.Facts.Attempts,
-			colOrigin, Cut(FormatOrigin(s), colOrigin), Cut(oneLine(s.Facts.Error), errW))
+		fmt.Fprintf(&b, "%-*s %-*s %*d %-*s %-*s %s\n",
+			colID, format.Cut(s.ID, colID), colAge, format.Age(s.Age(now)), colAttempts, s.Facts.Attempts,
+			colBack, format.CameBackShort(s.Facts),
+			colOrigin, format.Cut(FormatOrigin(s), colOrigin), format.Cut(format.OneLine(s.Facts.Error), errW))
 	}
 	_, err := io.WriteString(t.W, b.String())
 	return err
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(retrycore.StripControl(s)), " ")
 }
 
 // WritePlan prints what a replay would do: a route line per destination
@@ -177,6 +143,9 @@ func WriteResult(w io.Writer, verb string, r replay.Result) error {
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if r.Run != "" && r.Done > 0 {
+		fmt.Fprintf(&b, "run %s (parkinglot replay --status %s tells how many came back)\n", r.Run, r.Run)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

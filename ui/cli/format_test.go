@@ -4,21 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parkinglot/parkinglot/replay"
 )
-
-func TestFormatAge(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "-", 42 * time.Second: "42s", 12*time.Minute + 5*time.Second: "12m5s",
-		3*time.Hour + 12*time.Minute: "3h12m", 51 * time.Hour: "2d3h",
-	} {
-		if got := FormatAge(d); got != want {
-			t.Errorf("FormatAge(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
 
 func TestSelectorFromFlags(t *testing.T) {
 	for _, tc := range []struct {

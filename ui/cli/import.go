@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -84,7 +86,10 @@ func doImport(ctx context.Context, opts *ImportOptions) error {
 		return err
 	}
 	defer s.Close()
-	return runAndReport(f, io.Out, "imported", func(progress func(replay.Event)) (replay.Result, error) {
+	left := func() (string, int, bool) {
+		return "the rest of " + cmp.Or(strings.TrimPrefix(o.File, "-"), "stdin") + " not published", 0, false
+	}
+	return runAndReportLeft(ctx, f, io.Out, "imported", left, func(progress func(replay.Event)) (replay.Result, error) {
 		o.Progress = progress
 		return s.Import(ctx, o)
 	})

@@ -27,7 +27,8 @@ func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cob
 
 --filter is an expr-lang expression over: id, exchange, routing_key, queue,
 error, error_type, attempts, age, parked_at, headers, body, content_type,
-redelivered, origin_exchange, origin_routing_key. Examples:
+redelivered, origin_exchange, origin_routing_key, came_back (replayed and
+parked again), replay_id, replay_run. Examples:
   --filter 'error contains "timeout"'
   --filter 'age > duration("1h") && attempts >= 3'
   --filter 'headers["tenant"] == "acme"'`,
@@ -83,6 +84,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	}
 	if !opts.JSON() && listed == 0 {
 		fmt.Fprintf(out, "no messages in %s match\n", opts.Queue)
+	}
+	if b.Management != nil {
+		notes(opts.Factory, []string{errorLine(b.Management)})
 	}
 	notes(opts.Factory, b.Notes)
 	return nil

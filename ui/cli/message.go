@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -60,13 +59,13 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 			fmt.Fprintf(&b, "Failed in %s\n", s.Origin.Queue)
 		}
 	} else {
-		fmt.Fprintf(&b, "Origin    ? %s\n", oneLine(s.OriginErr))
+		fmt.Fprintf(&b, "Origin    ? %s\n", format.OneLine(s.OriginErr))
 	}
 	if f.Error != "" {
-		fmt.Fprintf(&b, "Error     %s  (%s)\n", oneLine(f.Error), f.ErrorSource)
+		fmt.Fprintf(&b, "Error     %s  (%s)\n", format.OneLine(f.Error), f.ErrorSource)
 	}
 	if f.ErrorType != "" {
-		fmt.Fprintf(&b, "Type      %s\n", oneLine(f.ErrorType))
+		fmt.Fprintf(&b, "Type      %s\n", format.OneLine(f.ErrorType))
 	}
 	fmt.Fprintf(&b, "Attempts  %d", f.Attempts)
 	if f.AttemptsSource != "" {
@@ -74,14 +73,16 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 	}
 	b.WriteString("\n")
 	if !s.ParkedAt.IsZero() {
-		fmt.Fprintf(&b, "Parked    %s (%s ago)", s.ParkedAt.UTC().Format(time.RFC3339), FormatAge(s.Age(now)))
+		fmt.Fprintf(&b, "Parked    %s (%s ago)", format.Time(s.ParkedAt), format.Age(s.Age(now)))
 		if f.FailureKind != "" {
 			fmt.Fprintf(&b, "  %s", f.FailureKind)
 		}
 		b.WriteString("\n")
 	}
-	if f.ReplayCount > 0 {
-		fmt.Fprintf(&b, "Replayed  %d time(s), last %s (replay id %s)\n", f.ReplayCount, f.ReplayedAt.UTC().Format(time.RFC3339), f.ReplayID)
+	if f.CameBack {
+		fmt.Fprintf(&b, "Came back %s\n", format.CameBack(f, now))
+	} else if f.ReplayCount > 0 {
+		fmt.Fprintf(&b, "Replayed  %d time(s), last %s\n", f.ReplayCount, format.Time(f.ReplayedAt))
 	}
 	// What the broker counts, under its own header names, with what each
 	// counts (README, "RabbitMQ versions"); neither is attempts.
@@ -102,12 +103,12 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 		writeHeaders(&b, m.Headers)
 	}
 	if len(f.Deaths) > 0 {
-		b.WriteString("\nDeath history (oldest first)\n")
+		b.WriteString("\nDeath history (newest first)\n")
 		writeDeaths(&b, f)
 	}
 	if f.StackTrace != "" {
 		b.WriteString("\nStack trace\n")
-		for _, line := range strings.Split(strings.TrimRight(retrycore.StripControl(Cut(f.StackTrace, 8192)), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(retrycore.StripControl(format.Cut(f.StackTrace, 8192)), "\n"), "\n") {
 			b.WriteString("  " + line + "\n")
 		}
 	}
@@ -154,7 +155,7 @@ func writeHeader(b *strings.Builder, depth int, k string, v any, budget *int) bo
 		return false
 	}
 	indent := strings.Repeat("  ", depth)
-	name := fmt.Sprintf("%s%-*s", indent, max(30-len(indent), 1), oneLine(format.Key(k)))
+	name := fmt.Sprintf("%s%-*s", indent, max(30-len(indent), 1), format.OneLine(format.Key(k)))
 	t, isTable := v.(amqp.Table)
 	if !isTable || depth >= maxShownDepth || len(t) == 0 {
 		line := fmt.Sprintf("%s %-9s %s\n", name, broker.TypeName(v), format.Value(v))
@@ -183,12 +184,11 @@ func writeHeader(b *strings.Builder, depth int, k string, v any, budget *int) bo
 }
 
 func writeDeaths(b *strings.Builder, f retrycore.Facts) {
-	// x-death's own order (newest first) is the truth; its times are whole
-	// seconds and never re-sort it (README, "Headers").
-	for _, d := range retrycore.OldestFirst(f.Deaths) {
+	// Newest first, as retrycore.Deaths orders them (README, "Headers").
+	for _, d := range f.Deaths {
 		when := "(no time)"
 		if !d.Time.IsZero() {
-			when = d.Time.UTC().Format(time.RFC3339)
+			when = format.Time(d.Time)
 		}
 		fmt.Fprintf(b, "  %s  %-14s %s", when, d.Reason, d.Queue)
 		if d.Exchange != "" || len(d.RoutingKeys) > 0 {
@@ -218,72 +218,29 @@ func orDefault(ex string) string {
 	return ex
 }
 
-// FormatBody renders a body for people: JSON pretty-printed, UTF-8 text as
-// is, anything else as a hex dump; at most limit bytes, with a note when
-// cut.
+// FormatBody renders a body for people, by the rule of format.ClassifyBody:
+// JSON indented, text as is, anything else as a hex dump; at most limit
+// bytes, with a note when cut.
 func FormatBody(body []byte, contentType string, limit int) string {
-	shown := body
-	cut := limit > 0 && len(body) > limit
-	if cut {
-		shown = body[:limit]
-	}
+	kind, shown := format.ClassifyBody(body, contentType, limit)
 	var out string
-	switch {
-	case len(body) == 0:
+	switch kind {
+	case format.BodyEmpty:
 		out = "(empty)\n"
-	case !cut && (replay.IsJSON(contentType) || json.Valid(body)) && json.Valid(body):
+	case format.BodyJSON:
 		var buf bytes.Buffer
-		if err := json.Indent(&buf, body, "", "  "); err == nil {
-			out = buf.String() + "\n"
+		_ = json.Indent(&buf, shown, "", "  ") // ClassifyBody checked it is valid
+		out = buf.String() + "\n"
+	case format.BodyText:
+		out = string(shown)
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
 		}
+	default:
+		out = hex.Dump(shown)
 	}
-	if out == "" {
-		t := shown
-		if cut {
-			t = trimPartialRune(t)
-		}
-		if isText(t) {
-			out = string(t)
-			if !strings.HasSuffix(out, "\n") {
-				out += "\n"
-			}
-		} else {
-			out = hex.Dump(shown)
-		}
-	}
-	if cut {
+	if limit > 0 && len(body) > limit {
 		out += fmt.Sprintf("… (first %d of %d bytes shown; export the message for all of it)\n", limit, len(body))
 	}
 	return out
-}
-
-// trimPartialRune drops a rune cut in half at the end of a shortened body.
-func trimPartialRune(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			return b
-		}
-	}
-	return b
-}
-
-// isText: valid UTF-8 without NUL bytes and with few control characters;
-// anything else is shown as a hex dump.
-func isText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	ctl := 0
-	for _, c := range b {
-		switch {
-		case c == 0, c == 0x1b: // an escape sequence would act on the reader's terminal
-			return false
-		case c < 0x20 && c != '\n' && c != '\r' && c != '\t', c == 0x7f:
-			ctl++
-		}
-	}
-	return ctl*20 <= len(b)
 }

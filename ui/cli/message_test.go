@@ -67,8 +67,8 @@ func TestShowNestedTableInFull(t *testing.T) {
 	}
 }
 
-// The death history is x-death's own order reversed, even when times tie
-// (whole seconds): the oldest entry is the last of the array.
+// The death history is newest first: x-death's own order when times tie
+// (whole seconds), the newest entry the first of the array.
 func TestShowDeathHistoryKeepsXDeathOrder(t *testing.T) {
 	at := time.Unix(1714564800, 0)
 	m := broker.Message{Headers: amqp.Table{
@@ -79,9 +79,9 @@ func TestShowDeathHistoryKeepsXDeathOrder(t *testing.T) {
 		"x-delivery-count": int64(1), "x-acquired-count": int64(5),
 	}}
 	out := shown(t, m)
-	i, j := strings.Index(out, "rejected       orders.main"), strings.Index(out, "expired        orders.retry")
-	if i < 0 || j < 0 || i > j {
-		t.Errorf("death history not oldest first in x-death's order:\n%s", out)
+	i, j := strings.Index(out, "expired        orders.retry"), strings.Index(out, "rejected       orders.main")
+	if i < 0 || j < 0 || i > j || !strings.Contains(out, "Death history (newest first)") {
+		t.Errorf("death history not newest first in x-death's order:\n%s", out)
 	}
 	for _, want := range []string{
 		"Counted   x-delivery-count 1  (failed deliveries on RabbitMQ 4.3",

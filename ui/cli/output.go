@@ -75,7 +75,7 @@ type ProgressPrinter struct {
 
 // Event is the Progress callback.
 func (p *ProgressPrinter) Event(e replay.Event) {
-	e.Err = hint(e.Err)
+	e.Err += failureHints[e.Code]
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.JSON != nil {
@@ -116,4 +116,8 @@ func (p *ProgressPrinter) Finish() {
 type ResultJSON struct {
 	Event replay.EventKind `json:"event"`
 	replay.Result
+	// Interrupted: the run was stopped by Ctrl-C or SIGTERM (exit 130);
+	// StillParked is then the queue's ready count after it.
+	Interrupted bool `json:"interrupted,omitempty"`
+	StillParked *int `json:"still_parked,omitempty"`
 }

@@ -2,10 +2,21 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/parkinglot/parkinglot/replay"
+)
+
+// The prompt's refusals: both change nothing and exit 2.
+var (
+	// ErrNeedsConfirmation: a command that removes or sends messages could
+	// not ask (no terminal) and was not given --yes; it printed the plan.
+	ErrNeedsConfirmation = errors.New("nothing changed")
+	// ErrDeclined: the person at the prompt did not answer yes ("n", an
+	// empty line, end of input or Ctrl-C).
+	ErrDeclined = errors.New("nothing changed")
 )
 
 // confirm asks "proceed? [y/N]" on a terminal and returns nil only for a
@@ -22,14 +33,14 @@ func confirm(ctx context.Context, f *Factory) error {
 		return err
 	}
 	if !ok {
-		return replay.ErrDeclined
+		return ErrDeclined
 	}
 	return nil
 }
 
 // needsYes is the refusal to act without a terminal and without --yes.
 func needsYes() error {
-	return fmt.Errorf("%w: pass --yes to do this without a terminal", replay.ErrNeedsConfirmation)
+	return fmt.Errorf("%w: pass --yes to do this without a terminal", ErrNeedsConfirmation)
 }
 
 // showPlan works out and prints what a replay would do: as JSON (one
@@ -103,6 +114,13 @@ const previewRows = 50
 // carriage-return line on a terminal, JSON events with -o json) and prints
 // its result on w; exit 3 when some messages were not done.
 func runAndReport(f *Factory, w io.Writer, verb string, do func(func(replay.Event)) (replay.Result, error)) error {
+	return runAndReportLeft(context.Background(), f, w, verb, nil, do)
+}
+
+// runAndReportLeft is runAndReport that, when ctx was interrupted before
+// the run was all done, tells what is left (interrupt.go) in one line, and
+// exits 130.
+func runAndReportLeft(ctx context.Context, f *Factory, w io.Writer, verb string, left leftOver, do func(func(replay.Event)) (replay.Result, error)) error {
 	pp := &ProgressPrinter{Verb: verb}
 	if f.JSON() {
 		pp.JSON = w
@@ -112,6 +130,9 @@ func runAndReport(f *Factory, w io.Writer, verb string, do func(func(replay.Even
 	res, err := do(pp.Event)
 	pp.Finish()
 	res = hintResult(res)
+	if err != nil && (ctx.Err() != nil || interrupted(err)) {
+		return reportInterrupted(f, w, verb, left, res, err)
+	}
 	if f.JSON() {
 		if werr := WriteJSONLines(w, []ResultJSON{{Event: replay.EventFinished, Result: res}}); werr != nil && err == nil {
 			err = werr

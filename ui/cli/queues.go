@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,20 +13,34 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/watch"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // QueuesOptions are `parkinglot queues`'s.
 type QueuesOptions struct {
 	*Factory
+	Scan bool // count each parking lot's error groups (a browse pass each)
 }
 
 // NewCmdQueues is `parkinglot queues`.
 func NewCmdQueues(f *Factory, runF func(context.Context, *QueuesOptions) error) *cobra.Command {
 	opts := &QueuesOptions{Factory: f}
-	return &cobra.Command{
-		Use:   "queues",
-		Short: "List queues with type, depth and consumers; parking lots marked; on a cluster, where each lives",
-		Args:  noArgs,
+	cmd := &cobra.Command{
+		Use:   "queues [--scan]",
+		Short: "List queues with type, depth and consumers; parking lots first, the most urgent first, with their oldest message's age",
+		Long: `List the vhost's queues. Parking lots come first, ordered by urgency (the
+oldest message first, then the deepest), with the age of their oldest
+message read by the rules of 'parkinglot watch' ("-" where a single read
+cannot tell: a quorum parking lot before RabbitMQ 4.3, or one without --scan
+on 4.3), and the messages published into them in the last hour (NEW 1H;
+"-" where the broker does not count them, as for a parking lot filled by
+dead-lettering alone). --scan also counts each parking lot's error groups
+(TOP ERROR) with a harmless browse pass of each one holding up to 100,000
+messages.
+Depths are the management API's statistics, which lag a few seconds behind
+an action.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -33,6 +48,8 @@ func NewCmdQueues(f *Factory, runF func(context.Context, *QueuesOptions) error) 
 			return queuesRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Scan, "scan", false, "count each parking lot's error groups for TOP ERROR (a browse pass each)")
+	return cmd
 }
 
 // connNodeWait is how long `queues` waits, beside the queue listing, to
@@ -64,14 +81,38 @@ func queuesRun(ctx context.Context, opts *QueuesOptions) error {
 	if err != nil {
 		return err
 	}
-	v := QueuesView{Rows: rows, Conn: <-conn, Nodes: <-nodes}
+	// The parking lots' oldest age and top error group, read by the
+	// watch's own rules on this session, so they match what it exports.
+	lots := watch.Once(ctx, watch.Options{TopGroups: 1, Log: opts.Log,
+		Open: func(context.Context, string) (*replay.Session, error) { return s, nil }}, opts.Scan)
+	now := time.Now()
+	v := QueuesView{Rows: rows, Conn: <-conn, Nodes: <-nodes, Lots: map[string]watch.Snapshot{}, Now: now,
+		LastHour: watch.ArrivalsLastHour(ctx, s, lots, now)}
+	for _, sn := range lots {
+		v.Lots[sn.Queue] = sn
+	}
 	for i := range v.Rows {
 		v.Rows[i] = replay.ReconcileRow(v.Rows[i], v.Nodes)
+		v.Rows[i] = lotDepth(v.Rows[i], v.Lots)
 	}
+	v.sortByUrgency()
 	if opts.JSON() {
 		return WriteQueuesJSON(opts.IOStreams.Out, v)
 	}
 	return WriteQueues(opts.IOStreams.Out, v)
+}
+
+// lotDepth gives a parking lot the depth the watch read after the
+// listing, when it is larger: the listing's statistics lag a few seconds
+// behind the queue, and the watch counts ready messages with a passive
+// declare where the statistics say 0 (replay.Session.Depth), so a person
+// reads the depth the watch exports.
+func lotDepth(r replay.QueueRow, lots map[string]watch.Snapshot) replay.QueueRow {
+	if sn, ok := lots[r.Name]; ok && r.ParkingLot && sn.Found && sn.Depth > r.Messages {
+		r.MessagesReady += sn.Depth - r.Messages
+		r.Messages = sn.Depth
+	}
+	return r
 }
 
 // QueuesView is what `queues` prints: the queues, the cluster's nodes and
@@ -83,6 +124,44 @@ type QueuesView struct {
 	Nodes []broker.NodeInfo
 	// Conn is the connection's URL and node (Node "" while not known).
 	Conn replay.ConnNode
+	// Lots are the parking lots as the watch reads them, by name; nil: no
+	// OLDEST and TOP ERROR columns. Now is when the ages are told.
+	Lots map[string]watch.Snapshot
+	Now  time.Time
+	// LastHour are the parking lots' arrivals in the last hour
+	// (watch.ArrivalsLastHour), by name; a parking lot not in it: not
+	// known.
+	LastHour map[string]int64
+}
+
+// sortByUrgency puts the parking lots first, the most urgent first
+// (watch.Urgency: the oldest message, then the depth), the other queues
+// after them by name, as Queues left them.
+func (v QueuesView) sortByUrgency() {
+	slices.SortStableFunc(v.Rows, func(a, b replay.QueueRow) int {
+		if a.ParkingLot != b.ParkingLot {
+			if a.ParkingLot {
+				return -1
+			}
+			return 1
+		}
+		if !a.ParkingLot {
+			return 0
+		}
+		return watch.Urgency(v.Lots[a.Name], v.Lots[b.Name], v.Now)
+	})
+}
+
+// lotCells are a parking lot's OLDEST, NEW 1H and TOP ERROR cells ("-"
+// when not known, "" for other queues).
+func (v QueuesView) lotCells(r replay.QueueRow) (oldest, lastHour, top string) {
+	sn, ok := v.Lots[r.Name]
+	if !r.ParkingLot || !ok {
+		return "", "", ""
+	}
+	n, known := v.LastHour[r.Name]
+	g := sn.TopGroup()
+	return format.Age(sn.OldestAge(v.Now)), format.Known(n, known), format.TopGroup(g.Group, g.Count, 72)
 }
 
 // cluster reports more than one node: the NODES column and the nodes
@@ -125,17 +204,28 @@ func WriteQueues(w io.Writer, v QueuesView) error {
 		fmt.Fprintf(w, "nodes: %s (%d of %d running)\n", strings.Join(trouble, "; "), running(v.Nodes), len(v.Nodes))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if cluster {
-		fmt.Fprintln(tw, "\tNAME\tTYPE\tMESSAGES\tREADY\tUNACKED\tCONSUMERS\tNODES\tWHY")
-	} else {
-		fmt.Fprintln(tw, "\tNAME\tTYPE\tMESSAGES\tREADY\tUNACKED\tCONSUMERS\tWHY")
+	head := "\tNAME\tTYPE\tMESSAGES\tREADY\tUNACKED\tCONSUMERS\t"
+	if v.Lots != nil {
+		head += "OLDEST\tNEW 1H\t"
 	}
+	if cluster {
+		head += "NODES\t"
+	}
+	head += "WHY"
+	if v.Lots != nil {
+		head += "\tTOP ERROR"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range v.Rows {
 		mark := ""
 		if r.ParkingLot {
 			mark = "*"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t", mark, r.Name, r.Type, r.Messages, r.MessagesReady, r.MessagesUnacknowledged, r.Consumers)
+		oldest, lastHour, top := v.lotCells(r)
+		if v.Lots != nil {
+			fmt.Fprintf(tw, "%s\t%s\t", oldest, lastHour)
+		}
 		if cluster {
 			cell := replay.Placement(r.QueueInfo, name)
 			if cell == "" {
@@ -143,7 +233,11 @@ func WriteQueues(w io.Writer, v QueuesView) error {
 			}
 			fmt.Fprintf(tw, "%s\t", cell)
 		}
-		fmt.Fprintf(tw, "%s\n", oneLine(r.Why))
+		if v.Lots != nil {
+			fmt.Fprintf(tw, "%s\t%s\n", format.OneLine(r.Why), top)
+		} else {
+			fmt.Fprintf(tw, "%s\n", format.OneLine(r.Why))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -189,8 +283,18 @@ func running(nodes []broker.NodeInfo) int {
 // while some node is down or in an alarm, nodes: those nodes by name.
 type queueJSON struct {
 	replay.QueueRow
-	ConnectedTo *replay.ConnNode    `json:"connected_to,omitempty"`
-	Nodes       map[string]nodeJSON `json:"nodes,omitempty"`
+	// A parking lot's oldest age in seconds, where its value comes from
+	// (watch.AgeSource), and its largest error group, as the watch
+	// exports them.
+	OldestAgeSeconds *float64 `json:"oldest_age_seconds,omitempty"`
+	OldestSource     string   `json:"oldest_source,omitempty"`
+	// The messages published into a parking lot in the last hour
+	// (watch.ArrivalsLastHour); absent when the broker does not count them.
+	ArrivalsLastHour *int64              `json:"arrivals_last_hour,omitempty"`
+	TopErrorGroup    string              `json:"top_error_group,omitempty"`
+	TopErrorCount    int64               `json:"top_error_count,omitempty"`
+	ConnectedTo      *replay.ConnNode    `json:"connected_to,omitempty"`
+	Nodes            map[string]nodeJSON `json:"nodes,omitempty"`
 }
 
 type nodeJSON struct {
@@ -219,6 +323,15 @@ func WriteQueuesJSON(w io.Writer, v QueuesView) error {
 	out := make([]queueJSON, len(v.Rows))
 	for i, r := range v.Rows {
 		out[i] = queueJSON{QueueRow: r, ConnectedTo: conn, Nodes: nodes}
+		if sn, ok := v.Lots[r.Name]; ok && r.ParkingLot {
+			age := sn.OldestAge(v.Now).Seconds()
+			out[i].OldestAgeSeconds, out[i].OldestSource = &age, string(sn.Source)
+			g := sn.TopGroup()
+			out[i].TopErrorGroup, out[i].TopErrorCount = g.Group, g.Count
+			if n, ok := v.LastHour[r.Name]; ok {
+				out[i].ArrivalsLastHour = &n
+			}
+		}
 	}
 	return WriteJSONLines(w, out)
 }

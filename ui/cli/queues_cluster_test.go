@@ -1,10 +1,11 @@
-//go:build cluster
+//go:build cluster && integration
 
 package cli_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -67,17 +68,12 @@ func TestClusterQueues(t *testing.T) {
 	t.Logf("stopping %s (%s); the leader is %s", down.Name, down.Node, leader)
 	brokertest.StopNode(t, down)
 	downShort := strings.TrimSuffix(down.Node, "@localhost")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	brokertest.Eventually(t, 60*time.Second, 500*time.Millisecond, func() bool { // the management API's view of the stopped node
 		r = c.Run("", "queues")
-		if r.Code == 0 && strings.Contains(rowOf(r.Stdout, lot), "2/3 online") && strings.Contains(rowOf(r.Stdout, classic), "(down)") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queues never said 2/3 online and the classic queue's node down within 60s (exit %d):\n%s%s", r.Code, r.Stdout, r.Stderr)
-		}
-		time.Sleep(500 * time.Millisecond) // the management API's view of the stopped node, with a deadline
-	}
+		return r.Code == 0 && strings.Contains(rowOf(r.Stdout, lot), "2/3 online") && strings.Contains(rowOf(r.Stdout, classic), "(down)")
+	}, func() string {
+		return fmt.Sprintf("queues never said 2/3 online and the classic queue's node down (exit %d):\n%s%s", r.Code, r.Stdout, r.Stderr)
+	})
 	t.Logf("queues with %s stopped:\n%s", down.Node, r.Stdout)
 	if !strings.Contains(r.Stdout, "\nnodes: "+downShort+" down (2 of 3 running)\n") {
 		t.Errorf("no nodes line naming %s down:\n%s", downShort, r.Stdout)
@@ -118,19 +114,14 @@ func declareOn(t *testing.T, n brokertest.ClusterNode, name string) {
 
 func waitQueue(t *testing.T, m *broker.Management, name string, ok func(broker.QueueInfo) bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var q broker.QueueInfo
+	var err error
+	brokertest.Eventually(t, 60*time.Second, 250*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		q, err := m.Queue(ctx, name)
-		cancel()
-		if err == nil && ok(q) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue %s: %+v, %v", name, q, err)
-		}
-		time.Sleep(250 * time.Millisecond) // polling the management API with a deadline
-	}
+		defer cancel()
+		q, err = m.Queue(ctx, name)
+		return err == nil && ok(q)
+	}, func() string { return fmt.Sprintf("queue %s: %+v, %v", name, q, err) })
 }
 
 // rowOf is the table row of queue in `queues` text output.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // ReplayOptions are `parkinglot replay`'s: the engine's options, and
@@ -15,6 +16,11 @@ type ReplayOptions struct {
 	*Factory
 	replay.Options
 	DryRun, Yes bool
+	Canary      canaryFlags
+	// Status is --status RUN_ID: what became of a run (replay_status.go).
+	Status string
+	// RateFrom says where the rate in force comes from, for people.
+	RateFrom string
 }
 
 // NewCmdReplay is `parkinglot replay QUEUE (--id ID… | --all | --filter
@@ -29,10 +35,16 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 		dest   destinationFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "replay QUEUE (--id ID… | --all | --filter EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N] [--dry-run] [--yes]",
+		Use:   "replay QUEUE (--id ID… | --all | --filter EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N] [--canary N | --ramp 1,10,100] [--canary-wait D] [--dry-run] [--yes]\n  parkinglot replay --status RUN_ID [QUEUE]",
 		Short: "Send parked messages back where they came from; each is removed only after the broker confirmed a routed copy",
-		Args:  oneArg,
+		Args:  replayArgs(&opts.Status),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Status != "" {
+				if err := checkStatus(cmd, args); err != nil {
+					return err
+				}
+				return replayStatusRun(cmd.Context(), f, opts.Status, args)
+			}
 			sel, err := selectorFromFlags(ids, all, filter, true)
 			if err != nil {
 				return cliErr(err)
@@ -44,12 +56,17 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 			if err := checkRateWindow(opts.Rate, opts.Window); err != nil {
 				return err
 			}
+			if err := opts.Canary.check(opts.DryRun); err != nil {
+				return err
+			}
 			if opts.ConfirmTimeout <= 0 {
 				return usagef("%w: --confirm-timeout %v: want a positive duration (e.g. 60s)", replay.ErrBadSelection, opts.ConfirmTimeout)
 			}
 			opts.Queue, opts.Select, opts.To, opts.Target = args[0], sel, to, target
+			opts.RateFrom = "--rate"
 			if !cmd.Flags().Changed("rate") {
 				opts.Rate = f.Config.ParkingLots[opts.Queue].Rate
+				opts.RateFrom = "from the config, parking_lots." + opts.Queue + ".rate"
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -67,6 +84,8 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would go where, change nothing")
 	fl.BoolVar(&opts.Yes, "yes", false, "do not ask (needed without a terminal)")
 	fl.IntVar(&opts.Window, "window", replay.DefaultWindow, "messages in flight (published, not yet confirmed and removed)")
+	opts.Canary.register(fl)
+	fl.StringVar(&opts.Status, "status", "", "tell what became of replay run RUN_ID (from the audit log): how many came back, by error; replays nothing")
 	fl.DurationVar(&opts.ConfirmTimeout, "confirm-timeout", replay.DefaultConfirmTimeout, "stop when the broker confirms nothing this long with messages in flight (they stay parked, reported as outcome unknown)")
 	return cmd
 }
@@ -96,18 +115,25 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 		if err != nil {
 			return err
 		}
-		if opts.DryRun {
-			return replay.Result{Failed: plan.RefusedCount + plan.MissingCount}.Err()
+		if line := format.RateLine(o.Rate, opts.RateFrom, plan.Chosen); line != "" && !f.JSON() {
+			// A configured rate throttles silently otherwise.
+			fmt.Fprintln(f.IOStreams.Out, line)
+		}
+		if opts.DryRun { // exits as the run would: 3 when any would stay parked
+			return plan.Err()
 		}
 		if plan.Chosen == 0 {
 			fmt.Fprintln(f.IOStreams.ErrOut, "nothing to replay")
-			return replay.Result{Failed: plan.RefusedCount + plan.MissingCount}.Err()
+			return plan.Err()
 		}
 		if err := confirm(ctx, f); err != nil {
 			return err
 		}
 	}
-	return runAndReport(f, f.IOStreams.Out, "replayed", func(progress func(replay.Event)) (replay.Result, error) {
+	if len(opts.Canary.steps) > 0 {
+		return canaryRun(ctx, f, s, o, &opts.Canary)
+	}
+	return runAndReportLeft(ctx, f, f.IOStreams.Out, "replayed", stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
 		o.Progress = progress
 		return s.Replay(ctx, o)
 	})

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -34,8 +34,17 @@ func run(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(f.IOStreams.ErrOut, "parkinglot: "+broker.RedactText(firstLine(err.Error())))
-	return ExitCode(err)
+	err = refuseMismatch(err)
+	code := ExitCode(err)
+	var ie *InterruptedError
+	switch {
+	case errors.As(err, &ie) && ie.Said: // its summary is the last word
+	case code == ExitInterrupted:
+		f.say(slog.LevelError, "interrupted", slog.Int("exit", code))
+	default:
+		f.say(slog.LevelError, errorLine(err), slog.Int("exit", code))
+	}
+	return code
 }
 
 // NewCmdRoot is `parkinglot`: the global flags and every command. Without
@@ -49,7 +58,9 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		SilenceUsage:  true,
 		Args:          noArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return setup(f)
+			f.ConfigNamed = cmd.Flags().Changed("config")
+			f.NoSecrets = cmd.Annotations[noSecrets] != ""
+			return setup(cmd.Context(), f)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !f.IOStreams.IsTerminal() {
@@ -60,7 +71,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
-	pf.StringVar(&f.ConnFlags.URL, "url", "", "AMQP URL (env PARKINGLOT_URL; default "+broker.Redact(replay.DefaultURL)+")")
+	pf.StringVar(&f.ConnFlags.URL, "url", "", "AMQP URL (env PARKINGLOT_URL; default "+broker.Redact(DefaultURL)+")")
 	pf.StringVar(&f.ConnFlags.ManagementURL, "management-url", "", "management API URL (env PARKINGLOT_MANAGEMENT_URL; default http://<amqp host>:15672 with the AMQP credentials)")
 	pf.StringVar(&f.ConfigPath, "config", replay.DefaultConfigPath(), "config file with contexts and parking-lot defaults")
 	pf.StringVar(&f.ConnFlags.Context, "context", "", "named context from the config file")
@@ -69,7 +80,9 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	pf.StringVar(&f.ConnFlags.TLS.Cert, "tls-cert", "", "client certificate (PEM) for amqps://")
 	pf.StringVar(&f.ConnFlags.TLS.Key, "tls-key", "", "client key (PEM) for amqps://")
 	pf.BoolVar(&f.ConnFlags.TLS.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the server's TLS certificate (unsafe; warns)")
+	pf.BoolVar(&f.ConnFlags.AllowManagementMismatch, "allow-management-mismatch", false, "use the management API even when it belongs to another cluster than the AMQP broker (says so)")
 	pf.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&f.LogFormat, "log-format", logText, "log lines on stderr: text or json (one object a line)")
 
 	root.AddCommand(
 		NewCmdTUI(f, nil),
@@ -77,6 +90,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		NewCmdDaemon(f, nil),
 		NewCmdQueues(f, nil),
 		NewCmdList(f, nil),
+		NewCmdSearch(f, nil),
 		NewCmdShow(f, nil),
 		NewCmdReplay(f, nil),
 		NewCmdEdit(f, nil),
@@ -84,33 +98,54 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		NewCmdExport(f, nil),
 		NewCmdImport(f, nil),
 		NewCmdDemo(f, nil),
+		NewCmdWatch(f, nil),
+		NewCmdAlertRules(f, nil),
+		NewCmdConfig(f, nil),
 	)
 	return root
 }
 
 // setup resolves config, environment and flags once, before any command
 // runs. It dials nothing.
-func setup(f *Factory) error {
+func setup(ctx context.Context, f *Factory) error {
 	if f.Output != "text" && f.Output != "json" {
 		return usagef("-o %q: use text or json", f.Output)
+	}
+	if f.LogFormat != logText && f.LogFormat != logJSON {
+		bad := f.LogFormat
+		f.LogFormat = logText // the error itself is a text line
+		return usagef("--log-format %q: use text or json", bad)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.LogLevel)); err != nil {
 		return usagef("--log-level %q: use debug, info, warn or error", f.LogLevel)
 	}
 	f.Log = f.newLogger(level)
-	cfg, err := replay.LoadConfig(f.ConfigPath)
+	load := replay.LoadConfig // the default path may be absent
+	if f.ConfigNamed {
+		load = replay.ReadConfig // a file named with --config must exist
+	}
+	cfg, err := load(f.ConfigPath)
 	if err != nil {
-		return err
+		return &UsageError{err} // bad configuration, like an unknown --context
 	}
 	f.Config = cfg
+	if w := clearTextWarning(f.ConfigPath, cfg); w != "" {
+		f.say(slog.LevelWarn, w)
+	}
 	f.ConnFlags.EnvURL = f.Getenv("PARKINGLOT_URL")
 	f.ConnFlags.EnvManagement = f.Getenv("PARKINGLOT_MANAGEMENT_URL")
-	conn, err := cfg.Resolve(f.ConnFlags)
+	conn, err := resolveConnection(cfg, f.ConnFlags)
 	if err != nil {
 		return &UsageError{err}
 	}
 	f.Conn = conn
+	if !f.NoSecrets {
+		if err := f.fillPasswords(ctx); err != nil {
+			return err
+		}
+	}
+	f.managementNotices()
 	if conn.TLS.InsecureSkipVerify {
 		f.Log.Warn("--insecure-skip-verify: the broker's TLS certificate is not checked")
 	}

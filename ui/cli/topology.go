@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +47,10 @@ func topologyDeclareRun(ctx context.Context, opts *TopologyDeclareOptions) error
 	if err != nil {
 		return err
 	}
-	m, _ := opts.Conn.Management() // optional: without it the broker's 406 text is used
+	m, _, err := opts.checkedManagement(ctx, "parkinglot topology "+p.Name) // optional: without it the broker's 406 text is used
+	if err != nil {
+		return err
+	}
 	rep, err := retrycore.DeclarePipeline(ctx, opts.Conn.Options("parkinglot topology "+p.Name), m, p)
 	if err != nil {
 		return err
@@ -52,5 +58,24 @@ func topologyDeclareRun(ctx context.Context, opts *TopologyDeclareOptions) error
 	if opts.JSON() {
 		return json.NewEncoder(opts.IOStreams.Out).Encode(rep)
 	}
-	return rep.WriteText(opts.IOStreams.Out)
+	return writeTopology(opts.IOStreams.Out, rep)
+}
+
+// writeTopology prints a topology report for people: one line per
+// entity, then any warnings.
+func writeTopology(w io.Writer, r retrycore.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pipeline %s on RabbitMQ %s\n", r.Pipeline, r.Server)
+	for _, e := range r.Entries {
+		fmt.Fprintf(&b, "  %-8s  %-8s  %s", e.Status, e.Kind, e.Name)
+		if e.Detail != "" {
+			fmt.Fprintf(&b, "  (%s)", e.Detail)
+		}
+		b.WriteByte('\n')
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

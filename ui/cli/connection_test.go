@@ -1,4 +1,4 @@
-package replay_test
+package cli
 
 import (
 	"os"
@@ -42,7 +42,7 @@ func TestConfigContextTakesAClusterURLList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			conn, err := cfg.Resolve(replay.ConnectionFlags{})
+			conn, err := resolveConnection(cfg, ConnectionFlags{})
 			if err != nil {
 				t.Fatal(err)
 			}

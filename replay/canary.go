@@ -1,0 +1,257 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// DefaultCanaryWait is how long a canary's messages are watched when
+// nothing says how long the pipeline takes to retry and park a message.
+const DefaultCanaryWait = 2 * time.Minute
+
+// CanaryOptions are a replay that starts small: each step replays the
+// first Steps[i] messages of the selection, then watches the parking lot
+// for Wait; only when none of them came back does the next step, and at
+// last the rest, go.
+type CanaryOptions struct {
+	Options
+	Steps []int
+	Wait  time.Duration // DefaultCanaryWait when 0
+	// Poll is how often the parking lot is browsed for returns (2s when 0).
+	Poll time.Duration
+	// OnStep hears each step once its wait ended.
+	OnStep func(CanaryStep)
+	// OnWait hears, while a step waits, how long is left and what came
+	// back so far (st: the step as it stands).
+	OnWait func(left time.Duration, st CanaryStep)
+	// Proceed, when set, is asked after each step none of whose messages
+	// came back whether to go on (the TUI's "replay the rest" or "stop");
+	// false ends the run with ErrCanaryStopped, the rest parked. It may
+	// block until a person answers; ctx's end is an interruption.
+	Proceed func(ctx context.Context, st CanaryStep) bool
+}
+
+// ErrCanaryStopped: the person chose to stop after a canary step; the
+// rest of the selection stays parked.
+var ErrCanaryStopped = errors.New("stopped after a canary step; the rest stay parked")
+
+// CanaryInterruptedError: the run was interrupted (Ctrl-C) while a step
+// waited; nothing was in flight, so every message is replayed or parked.
+type CanaryInterruptedError struct {
+	Step     int
+	Replayed int // by the whole run
+	Err      error
+}
+
+func (e *CanaryInterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while watching canary step %d: %d message(s) replayed, the rest stay parked", e.Step, e.Replayed)
+}
+
+func (e *CanaryInterruptedError) Unwrap() error { return e.Err }
+
+// CanaryStep is what one step did and saw.
+type CanaryStep struct {
+	Run      string         `json:"run"`
+	Step     int            `json:"step"` // 1-based
+	Replayed int            `json:"replayed"`
+	CameBack int            `json:"came_back"`
+	Groups   map[string]int `json:"groups,omitempty"` // the came-back messages by error group
+	Waited   time.Duration  `json:"waited_ns"`
+}
+
+// ErrCameBack: some messages of a canary step came back to the parking
+// lot; the rest of the selection was not replayed and stays parked.
+var ErrCameBack = errors.New("replayed messages came back to the parking lot")
+
+// CameBackError is ErrCameBack with the step that saw it.
+type CameBackError struct{ Step CanaryStep }
+
+func (e *CameBackError) Error() string {
+	groups := slices.Sorted(maps.Keys(e.Step.Groups))
+	return fmt.Sprintf("%d of %d message(s) of canary step %d came back (%s); the rest stay parked",
+		e.Step.CameBack, e.Step.Replayed, e.Step.Step, strings.Join(groups, "; "))
+}
+
+func (e *CameBackError) Unwrap() error { return ErrCameBack }
+
+// ParseRamp reads --ramp's "1,10,100": positive, growing step sizes.
+func ParseRamp(s string) ([]int, error) {
+	var steps []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%w: ramp %q: want positive whole numbers separated by commas (1,10,100)", ErrBadSelection, s)
+		}
+		if len(steps) > 0 && n < steps[len(steps)-1] {
+			return nil, fmt.Errorf("%w: ramp %q: each step at least as large as the one before", ErrBadSelection, s)
+		}
+		steps = append(steps, n)
+	}
+	return steps, nil
+}
+
+// errEnough ends a plan pass once a step's messages are chosen.
+var errEnough = errors.New("enough")
+
+// Canary replays o's selection step by step (README, "Canary replays").
+// Each step is a plain replay of the ids a plan pass chose first, with
+// every guarantee of one; between steps nothing is in flight, so a
+// cancelled wait leaves every message replayed or parked. A step whose
+// messages come back (found by their x-replay-id in a harmless browse of
+// the parking lot) ends the run with a *CameBackError; the Result counts
+// what every step replayed.
+func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []CanaryStep, error) {
+	if o.Wait <= 0 {
+		o.Wait = DefaultCanaryWait
+	}
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+	if o.Run == "" {
+		o.Run = NewRunID() // every step's copies carry one run (x-replay-run)
+	}
+	total := Result{Run: o.Run}
+	var steps []CanaryStep
+	progress := o.Progress
+	for i, n := range o.Steps {
+		var ids []string
+		_, err := s.PlanEach(ctx, o.Options, PlanSink{Item: func(it PlanItem) error {
+			if len(ids) >= n {
+				return errEnough
+			}
+			if !slices.Contains(ids, it.ID) {
+				ids = append(ids, it.ID)
+			}
+			return nil
+		}})
+		if err != nil && !errors.Is(err, errEnough) {
+			return total, steps, err
+		}
+		if len(ids) == 0 {
+			break // nothing left to replay
+		}
+		step := o.Options
+		step.Select = Selector{IDs: ids}
+		rids := map[string]bool{}
+		base := total.Done + total.Failed // counted on from the steps before
+		step.Progress = func(e Event) {
+			if e.Kind == EventReplayed && e.ReplayID != "" {
+				rids[e.ReplayID] = true
+			}
+			if progress != nil && e.Kind != EventFinished {
+				e.Done, e.Total = e.Done+base, e.Total+base
+				progress(e)
+			}
+		}
+		res, err := s.Replay(ctx, step)
+		add(&total, res)
+		if err != nil {
+			return total, steps, err
+		}
+		st := CanaryStep{Run: o.Run, Step: i + 1, Replayed: len(rids), Groups: map[string]int{}}
+		start := time.Now()
+		interrupted := func() error {
+			return &CanaryInterruptedError{Step: st.Step, Replayed: total.Done, Err: context.Cause(ctx)}
+		}
+		for len(rids) > 0 {
+			back, err := s.cameBack(ctx, o.Queue, rids)
+			if err != nil {
+				if ctx.Err() != nil {
+					return total, steps, interrupted()
+				}
+				return total, steps, err
+			}
+			st.CameBack, st.Groups = 0, back
+			for _, n := range back {
+				st.CameBack += n
+			}
+			left := o.Wait - time.Since(start)
+			if st.CameBack == len(rids) || left <= 0 {
+				break
+			}
+			if o.OnWait != nil {
+				o.OnWait(left, st)
+			}
+			select {
+			case <-ctx.Done():
+				return total, steps, interrupted()
+			case <-time.After(min(o.Poll, left)):
+			}
+		}
+		st.Waited = time.Since(start)
+		steps = append(steps, st)
+		if o.OnStep != nil {
+			o.OnStep(st)
+		}
+		if st.CameBack > 0 {
+			return total, steps, &CameBackError{Step: st}
+		}
+		if o.Proceed != nil && !o.Proceed(ctx, st) {
+			if ctx.Err() != nil {
+				return total, steps, interrupted()
+			}
+			return total, steps, ErrCanaryStopped
+		}
+	}
+	rest := o.Options
+	if progress != nil {
+		base := total.Done + total.Failed
+		rest.Progress = func(e Event) {
+			e.Done, e.Total = e.Done+base, e.Total+base
+			progress(e)
+		}
+	}
+	res, err := s.Replay(ctx, rest)
+	add(&total, res)
+	return total, steps, err
+}
+
+// cameBack browses the parking lot, harmlessly, for the messages that
+// carry one of the replay ids, and counts them by error group.
+func (s *Session) cameBack(ctx context.Context, queue string, rids map[string]bool) (map[string]int, error) {
+	groups := map[string]int{}
+	seen := map[string]bool{}
+	_, err := s.Browse(ctx, BrowseOptions{Queue: queue, StreamOnly: true, OnBatch: func(batch []Summary) {
+		for _, sum := range batch {
+			if rid := sum.Facts.ReplayID; rids[rid] && !seen[rid] {
+				seen[rid] = true
+				groups[sum.Group]++
+			}
+		}
+	}})
+	return groups, err
+}
+
+// add counts res into total.
+func add(total *Result, res Result) {
+	total.Done += res.Done
+	total.Failed += res.Failed
+	total.Skipped += res.Skipped
+	total.Failures = append(total.Failures, res.Failures[:min(len(res.Failures), max(MaxListedFailures-len(total.Failures), 0))]...)
+	for k, v := range res.Resets {
+		if total.Resets == nil {
+			total.Resets = map[string]int{}
+		}
+		total.Resets[k] += v
+	}
+	total.Notes = append(total.Notes, res.Notes...)
+}
+
+// CanaryWaitFor is how long a message of p can take from its replay to
+// the parking lot at worst: every attempt's handler timeout and every
+// retry's delay, plus 10 s for the broker's dead-lettering.
+func CanaryWaitFor(p retrycore.Pipeline) time.Duration {
+	w := time.Duration(p.MaxRetries+1)*p.HandlerTimeout.D + 10*time.Second
+	for n := 1; n <= p.MaxRetries; n++ {
+		w += p.Tier(n).Delay.D
+	}
+	return w
+}

@@ -1,0 +1,113 @@
+package watch
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestTopGroups: the largest groups first (ties by name), the rest summed
+// as "other", an empty error text as "none"; no "other" when every group
+// fits.
+func TestTopGroups(t *testing.T) {
+	counts := map[string]int64{"timeout after <n>s": 5, "ledger <n>": 3, "": 2, "bad amount": 2, "rare": 1}
+	cases := []struct {
+		top  int
+		want []GroupCount
+	}{
+		{2, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {GroupOther, 5}}},
+		{3, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupOther, 3}}},
+		{4, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupNone, 2}, {GroupOther, 1}}},
+		{5, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupNone, 2}, {"rare", 1}}},
+		{10, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupNone, 2}, {"rare", 1}}},
+	}
+	for _, c := range cases {
+		got := topGroups(counts, c.top)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("top %d: %v, want %v", c.top, got, c.want)
+		}
+		var sum int64
+		for _, g := range got {
+			sum += g.Count
+		}
+		if sum != 13 {
+			t.Errorf("top %d: the groups sum to %d, want every message (13)", c.top, sum)
+		}
+	}
+	if got := topGroups(map[string]int64{}, 3); len(got) != 0 {
+		t.Errorf("no messages: %v, want no groups", got)
+	}
+}
+
+// TestHeadAgeRule: the head's own parked time wins; a head without one is
+// dated when the watch first saw it there, and keeps that date while it
+// stays the head; a new head without one gets a new date.
+func TestHeadAgeRule(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	parked := t0.Add(-2 * time.Hour)
+	var h headAges
+	if at, fromHeader := h.observe("a", parked, t0); !at.Equal(parked) || !fromHeader {
+		t.Errorf("with a parked time: %v %v, want %v from the header", at, fromHeader, parked)
+	}
+	if at, fromHeader := h.observe("b", time.Time{}, t0.Add(time.Minute)); !at.Equal(t0.Add(time.Minute)) || fromHeader {
+		t.Errorf("first sight of b: %v %v", at, fromHeader)
+	}
+	if at, _ := h.observe("b", time.Time{}, t0.Add(5*time.Minute)); !at.Equal(t0.Add(time.Minute)) {
+		t.Errorf("b still the head: %v, want its first sight %v", at, t0.Add(time.Minute))
+	}
+	if at, _ := h.observe("c", time.Time{}, t0.Add(6*time.Minute)); !at.Equal(t0.Add(6 * time.Minute)) {
+		t.Errorf("c, a new head: %v, want %v", at, t0.Add(6*time.Minute))
+	}
+}
+
+// TestDepthAgeRule: for a queue whose messages the watch does not read,
+// the messages there at the first look are dated then, later ones when
+// the depth grew, and departures take the oldest first; counted arrivals
+// reveal departures the depth alone hides.
+func TestDepthAgeRule(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	var a depthAges
+	steps := []struct {
+		depth, arrivals int64
+		known           bool
+		want            time.Time
+		what            string
+	}{
+		{3, 10, true, at(0), "3 there at the first look"},
+		{5, 12, true, at(0), "2 more"},
+		{2, 12, true, at(1), "3 left: the first run and none of the second"},
+		{2, 14, true, at(3), "2 came and 2 left: the depth alone would not say"},
+		{0, 14, true, time.Time{}, "empty"},
+		{4, 18, true, at(5), "4 new"},
+		{4, 3, true, at(5), "a counter reset (node restart): nothing more is known"},
+		{1, 0, false, at(5), "no statistics: 3 left"},
+		{6, 0, false, at(5), "no statistics: 5 came"},
+	}
+	for i, s := range steps {
+		got := a.observe(s.depth, s.arrivals, s.known, at(i))
+		if !got.Equal(s.want) {
+			t.Errorf("step %d (%s): oldest %v, want %v", i, s.what, got, s.want)
+		}
+	}
+}
+
+// TestOldestAge: 0 for an empty parking lot or an unknown time, never
+// negative (a clock behind the broker's).
+func TestOldestAge(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		s    Snapshot
+		want time.Duration
+	}{
+		{Snapshot{Depth: 3, OldestParkedAt: now.Add(-90 * time.Second)}, 90 * time.Second},
+		{Snapshot{Depth: 0, OldestParkedAt: now.Add(-90 * time.Second)}, 0},
+		{Snapshot{Depth: 3}, 0},
+		{Snapshot{Depth: 3, OldestParkedAt: now.Add(time.Second)}, 0},
+	}
+	for _, c := range cases {
+		if got := c.s.OldestAge(now); got != c.want {
+			t.Errorf("%+v: age %v, want %v", c.s, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+//go:build integration
+
+package watch_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/watch"
+)
+
+// benchLots declares ten parking lots of BenchQueueType, nine of 1,000
+// parked messages and one of big, and deletes them at the end.
+func benchLots(b *testing.B, big int) []string {
+	b.Helper()
+	ch := brokertest.Channel(b)
+	args := brokertest.BenchQueueArgs(b, true)
+	lots := make([]string, 10)
+	for i := range lots {
+		lots[i] = brokertest.Name(b, fmt.Sprintf("lot%d.dlq", i))
+		brokertest.DeclareQueue(b, ch, lots[i], args)
+		n := 1000
+		if i == 0 {
+			n = big
+		}
+		brokertest.SeedParked(b, lots[i], n, brokertest.ParkedOrigin{})
+		brokertest.WaitDepth(b, lots[i], n, 5*time.Minute)
+	}
+	return lots
+}
+
+func benchSession(b *testing.B) *replay.Session {
+	b.Helper()
+	s, err := replay.Open(context.Background(), replay.Connection{URL: brokertest.URL(), ManagementURL: brokertest.ManagementURL(), Vhost: "/"},
+		replay.Config{}, "bench watch", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// BenchmarkWatchRead: one read of ten parking lots (depth and oldest
+// age), one of them big (PARKINGLOT_BENCH_N, default 100,000), against
+// the 1 s budget and against the same reads written with amqp091-go and
+// net/http alone (one management GET per queue, and on a classic queue a
+// basic.get given back). A scrape serves what the last read kept.
+func BenchmarkWatchRead(b *testing.B) { benchWatchRead(b, brokertest.BenchCount(b, 100_000)) }
+
+// BenchmarkWatchRead1M is BenchmarkWatchRead with a 1,000,000-message
+// parking lot (PARKINGLOT_BENCH_BIG=1).
+func BenchmarkWatchRead1M(b *testing.B) { benchWatchRead(b, brokertest.BigBenchCount(b)) }
+
+func benchWatchRead(b *testing.B, big int) {
+	lots := benchLots(b, big)
+	q := brokertest.DescribeBenchQueue(b, lots[0])
+	w := watch.New(watch.Options{Queues: lots, NoDiscover: true, TopGroups: -1,
+		Open: func(context.Context, string) (*replay.Session, error) { return benchSession(b), nil }})
+	ctx := context.Background()
+	w.Refresh(ctx) // connect and learn the queues outside the timed rounds
+	raw := newRawReader(b)
+	rounds := brokertest.BenchRounds(b)
+	var used []float64
+	c0, k0 := brokertest.CPUTime()
+	r := brokertest.Alternate(b, rounds, func(int) float64 {
+		b.StartTimer()
+		t0 := time.Now()
+		w.Refresh(ctx)
+		d := time.Since(t0)
+		b.StopTimer()
+		used = append(used, float64(d.Milliseconds()))
+		return 1 / d.Seconds()
+	}, func(int) float64 {
+		t0 := time.Now()
+		for _, l := range lots {
+			raw.read(l, q.Type == "classic")
+		}
+		return 1 / time.Since(t0).Seconds()
+	})
+	c1, k1 := brokertest.CPUTime()
+	for _, s := range w.Snapshots() {
+		if s.Err != "" || !s.Found {
+			b.Fatalf("%s: %q", s.Queue, s.Err)
+		}
+	}
+	name := q.Name("watch-read-10-lots-" + brokertest.CountLabel(big))
+	brokertest.BenchLine(b, name+"-vs-raw-reads", 10, r, "reads/s")
+	brokertest.BenchLine(b, name+"-vs-1s-budget", 10, brokertest.Budget(used, 1000), "ms")
+	if k0 >= 0 && k1 >= 0 {
+		// Both sides' reads count; each lot is read 4 times a minute at
+		// the default 15 s interval.
+		perRead := float64(k1-k0) / float64(time.Millisecond) / float64(2*rounds*len(lots))
+		brokertest.BenchNote("broker CPU per parking lot: %.2f ms a read, %.1f ms a minute at the default interval (client %.0f ms over the run)",
+			perRead, 4*perRead, float64(c1-c0)/float64(time.Millisecond))
+	}
+}
+
+// BenchmarkWatchScan: a group scan of the big parking lot (the watch's
+// browse pass, counting groups) against a raw hold-unacked consume of the
+// same messages (brokertest.RawHoldBrowse), both timed until every message
+// is ready again.
+func BenchmarkWatchScan(b *testing.B) {
+	n := brokertest.BenchCount(b, 100_000)
+	ch := brokertest.Channel(b)
+	lot := brokertest.Name(b, "scan.dlq")
+	brokertest.DeclareQueue(b, ch, lot, brokertest.BenchQueueArgs(b, true))
+	brokertest.SeedParked(b, lot, n, brokertest.ParkedOrigin{})
+	brokertest.WaitDepth(b, lot, n, 5*time.Minute)
+	q := brokertest.DescribeBenchQueue(b, lot)
+	w := watch.New(watch.Options{Queues: []string{lot}, NoDiscover: true, ScanInterval: time.Hour, TopGroups: 10,
+		Open: func(context.Context, string) (*replay.Session, error) { return benchSession(b), nil }})
+	ctx := context.Background()
+	w.Refresh(ctx)
+	r := brokertest.Alternate(b, brokertest.BenchRounds(b), func(int) float64 {
+		b.StartTimer()
+		t0 := time.Now()
+		w.Scan(ctx, "", lot)
+		d := time.Since(t0)
+		b.StopTimer()
+		brokertest.WaitDepth(b, lot, n, brokertest.GiveBackWithin(n))
+		return float64(n) / d.Seconds()
+	}, func(int) float64 {
+		// Timed until every message is ready again, as the scan is: it
+		// waits for its give-back before the next head read.
+		t0 := time.Now()
+		brokertest.RawHoldBrowse(b, lot, n)
+		brokertest.WaitDepth(b, lot, n, brokertest.GiveBackWithin(n))
+		return float64(n) / time.Since(t0).Seconds()
+	})
+	if s := w.Snapshots()[0]; s.Scanned != int64(n) {
+		b.Fatalf("the scan saw %d of %d messages", s.Scanned, n)
+	}
+	brokertest.BenchLine(b, q.Name("watch-scan-"+brokertest.CountLabel(n))+"-vs-raw-hold", n, r, "")
+}
+
+// rawReader is the baseline's reads: the management API's queue object
+// over net/http, and a basic.get given back on one amqp091-go channel.
+type rawReader struct {
+	b    *testing.B
+	mgmt string
+	http *http.Client
+	ch   *amqp.Channel
+}
+
+func newRawReader(b *testing.B) *rawReader {
+	return &rawReader{b: b, mgmt: brokertest.ManagementURL(), http: &http.Client{Timeout: 30 * time.Second}, ch: brokertest.Channel(b)}
+}
+
+func (r *rawReader) read(queue string, head bool) {
+	u, err := url.Parse(r.mgmt + "/api/queues/%2F/" + url.PathEscape(queue))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	resp, err := r.http.Get(u.String())
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		r.b.Fatalf("GET %s: %d", queue, resp.StatusCode)
+	}
+	if !head {
+		return
+	}
+	d, ok, err := r.ch.Get(queue, false)
+	if err != nil || !ok {
+		r.b.Fatalf("get %s: %v %v", queue, ok, err)
+	}
+	if err := d.Nack(false, true); err != nil {
+		r.b.Fatal(err)
+	}
+}

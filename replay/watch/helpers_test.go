@@ -1,0 +1,261 @@
+//go:build integration
+
+package watch_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// freeAddr is a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// lockedBuffer is a process's stderr, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// watchProc is a `parkinglot watch` process of the binary.
+type watchProc struct {
+	base   string // http://ADDR
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan error
+}
+
+// startWatch starts `parkinglot watch ARGS… --listen ADDR`; the test's end
+// stops it with SIGTERM (and shows its log when the test failed).
+func startWatch(t *testing.T, args ...string) *watchProc {
+	t.Helper()
+	addr := freeAddr(t)
+	c := brokertest.NewCLI(t)
+	cmd := c.Command(context.Background(), append(append([]string{"watch"}, args...), "--listen", addr)...)
+	w := &watchProc{base: "http://" + addr, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = w.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		w.stop(t)
+		if t.Failed() {
+			t.Logf("watch log:\n%s", w.stderr.String())
+		}
+	})
+	brokertest.Eventually(t, 10*time.Second, 50*time.Millisecond, func() bool {
+		code, _ := get(w.base + "/livez")
+		return code == http.StatusOK
+	}, func() string { return "the watch's /livez did not answer 200: " + w.stderr.String() })
+	return w
+}
+
+// stop ends the watch with SIGTERM and waits for it (bounded).
+func (w *watchProc) stop(t *testing.T) {
+	if w.cmd.ProcessState != nil {
+		return
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-w.done:
+		if err != nil {
+			t.Errorf("watch exit after SIGTERM: %v, want status 0", err)
+		}
+		w.done <- err
+	case <-time.After(30 * time.Second):
+		_ = w.cmd.Process.Kill()
+		t.Errorf("the watch did not stop within 30 s of SIGTERM")
+	}
+}
+
+// get is one HTTP GET: its status and body (0 when it got no answer).
+func get(u string) (int, string) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(u)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// metrics is one scrape of /metrics, parsed.
+type metrics map[string]*dto.MetricFamily
+
+func scrape(t *testing.T, base string) metrics {
+	t.Helper()
+	code, body := get(base + "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s/metrics: %d %s", base, code, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, body)
+	}
+	return fams
+}
+
+// value is the sample of name whose labels include want.
+func (m metrics) value(name string, want map[string]string) (float64, bool) {
+	f, ok := m[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, s := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range s.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case s.Gauge != nil:
+			return s.GetGauge().GetValue(), true
+		case s.Counter != nil:
+			return s.GetCounter().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// series is every sample of name whose labels include want, by the value
+// of label by.
+func (m metrics) series(name string, want map[string]string, by string) map[string]float64 {
+	out := map[string]float64{}
+	f, ok := m[name]
+	if !ok {
+		return out
+	}
+next:
+	for _, s := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range s.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		out[have[by]] = s.GetGauge().GetValue()
+	}
+	return out
+}
+
+// tcpProxy passes connections to the broker's AMQP port until stopped; a
+// stop closes every connection through it and refuses new ones, a start
+// listens again on the same address.
+type tcpProxy struct {
+	t      *testing.T
+	addr   string
+	target string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newTCPProxy(t *testing.T, target string) *tcpProxy {
+	p := &tcpProxy{t: t, addr: freeAddr(t), target: target}
+	p.start()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// viaProxy is rawURL with its host and port replaced by the proxy's.
+func (p *tcpProxy) viaProxy(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	u.Host = p.addr
+	return u.String()
+}
+
+func (p *tcpProxy) start() {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatalf("proxy listen %s: %v", p.addr, err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", p.target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, b)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); _, _ = io.Copy(b, c); _ = b.Close() }()
+			go func() { defer p.wg.Done(); _, _ = io.Copy(c, b); _ = c.Close() }()
+		}
+	}()
+}
+
+func (p *tcpProxy) stop() {
+	p.mu.Lock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+	p.wg.Wait()
+}

@@ -1,0 +1,103 @@
+package watch
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The metric names: a contract with the alert rules (README, "Alerting").
+const (
+	MetricParked    = "parkinglot_parked_messages"
+	MetricOldestAge = "parkinglot_oldest_parked_age_seconds"
+	MetricByError   = "parkinglot_parked_messages_by_error"
+	MetricArrivals  = "parkinglot_parked_arrivals_total"
+	MetricLastRead  = "parkinglot_watch_last_read_timestamp_seconds"
+	MetricLastScan  = "parkinglot_watch_last_scan_timestamp_seconds"
+	MetricErrors    = "parkinglot_watch_errors_total"
+	MetricReady     = "parkinglot_watch_ready"
+	labelVhost      = "vhost"
+	labelQueue      = "queue"
+	labelErrorGroup = "error_group"
+	labelErrorKind  = "kind"
+)
+
+var (
+	descParked    = prometheus.NewDesc(MetricParked, "Messages in the parking lot (its depth), as last read.", []string{labelVhost, labelQueue}, nil)
+	descOldestAge = prometheus.NewDesc(MetricOldestAge, "Seconds since the oldest message of the parking lot was parked (its death time or parked header; where it has neither, or the watch cannot read it harmlessly, since the watch first saw it); 0 when empty.", []string{labelVhost, labelQueue}, nil)
+	descByError   = prometheus.NewDesc(MetricByError, "Messages of the parking lot by normalised error group at the last scan: the top groups, the rest as \"other\".", []string{labelVhost, labelQueue, labelErrorGroup}, nil)
+	descArrivals  = prometheus.NewDesc(MetricArrivals, "Messages published into the parking lot, as the broker's statistics count them (message_stats.publish; dead-lettering by the broker is not counted).", []string{labelVhost, labelQueue}, nil)
+	descLastRead  = prometheus.NewDesc(MetricLastRead, "Unix time of the last successful read of the parking lot's depth and head.", []string{labelVhost, labelQueue}, nil)
+	descLastScan  = prometheus.NewDesc(MetricLastScan, "Unix time of the parking lot's last error-group scan.", []string{labelVhost, labelQueue}, nil)
+	descErrors    = prometheus.NewDesc(MetricErrors, "Errors of the watch, by kind: connect, depth, head, scan, discover.", []string{labelErrorKind}, nil)
+	descReady     = prometheus.NewDesc(MetricReady, "1 when the watch is connected and found every parking lot, else 0.", nil, nil)
+)
+
+// Collector exports a Watcher's last values; a scrape reads no broker.
+type Collector struct {
+	w *Watcher
+	// parkedOnly exports the depth and the oldest age alone (the daemon's
+	// own parking lot).
+	parkedOnly bool
+	now        func() time.Time
+}
+
+// NewCollector exports every metric of the watch.
+func NewCollector(w *Watcher) *Collector { return &Collector{w: w, now: w.o.Now} }
+
+// NewParkedCollector exports only parkinglot_parked_messages and
+// parkinglot_oldest_parked_age_seconds (the daemon's).
+func NewParkedCollector(w *Watcher) *Collector {
+	return &Collector{w: w, parkedOnly: true, now: w.o.Now}
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descParked
+	ch <- descOldestAge
+	if c.parkedOnly {
+		return
+	}
+	for _, d := range []*prometheus.Desc{descByError, descArrivals, descLastRead, descLastScan, descErrors, descReady} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	now := c.now()
+	for _, s := range c.w.Snapshots() {
+		if !s.Found || s.LastRead.IsZero() {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descParked, prometheus.GaugeValue, float64(s.Depth), s.Vhost, s.Queue)
+		ch <- prometheus.MustNewConstMetric(descOldestAge, prometheus.GaugeValue, s.OldestAge(now).Seconds(), s.Vhost, s.Queue)
+		if c.parkedOnly {
+			continue
+		}
+		for _, g := range s.TopGroups {
+			ch <- prometheus.MustNewConstMetric(descByError, prometheus.GaugeValue, float64(g.Count), s.Vhost, s.Queue, g.Group)
+		}
+		if s.ArrivalsKnown {
+			ch <- prometheus.MustNewConstMetric(descArrivals, prometheus.CounterValue, float64(s.Arrivals), s.Vhost, s.Queue)
+		}
+		ch <- prometheus.MustNewConstMetric(descLastRead, prometheus.GaugeValue, unix(s.LastRead), s.Vhost, s.Queue)
+		if !s.LastScan.IsZero() {
+			ch <- prometheus.MustNewConstMetric(descLastScan, prometheus.GaugeValue, unix(s.LastScan), s.Vhost, s.Queue)
+		}
+	}
+	if c.parkedOnly {
+		return
+	}
+	h := c.w.Health()
+	for _, k := range ErrorKinds {
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(h.Errors[k]), string(k))
+	}
+	ready := 0.0
+	if h.Ready {
+		ready = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, ready)
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -1,0 +1,304 @@
+//go:build integration
+
+package watch_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// parked is a message as a parking lot holds it: parked at `at`, with
+// its error (none when errText is empty).
+func parked(id, errText string, at time.Time) amqp.Publishing {
+	h := amqp.Table{retrycore.HeaderParkedAt: at}
+	if errText != "" {
+		h[retrycore.HeaderLastError] = errText
+	}
+	return amqp.Publishing{MessageId: id, Body: []byte(`{"id":"` + id + `"}`), ContentType: "application/json",
+		DeliveryMode: amqp.Persistent, Headers: h}
+}
+
+func ids(ds []amqp.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.MessageId
+	}
+	return out
+}
+
+// readsQuorum: the watch reads quorum messages only where a give-back is
+// neither counted nor moves the message (RabbitMQ 4.3 on).
+func readsQuorum(v broker.Version) bool { return !v.NackCountsTowardDeliveryLimit() }
+
+// TestWatchServesParkingLotsOverHTTP: the real binary, scraped over HTTP,
+// exports each parking lot's depth, the oldest message's age from its
+// parked time, its error groups (top 2 + other) and arrivals; /readyz says
+// 503 while a queue named is missing and 200 once it exists; nothing is
+// taken or reordered.
+func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
+	v := brokertest.Version(t)
+	ch := brokertest.Channel(t)
+	classic := brokertest.Name(t, "classic.dlq")
+	quorum := brokertest.Name(t, "quorum.dlq")
+	later := brokertest.Name(t, "later.dlq")
+	brokertest.DeclareQueue(t, ch, classic, nil)
+	brokertest.DeclareQueue(t, ch, quorum, amqp.Table{"x-queue-type": "quorum"})
+	brokertest.DeleteQueueAtEnd(t, later)
+
+	now := time.Now().Truncate(time.Second)
+	twoHours, oneHour := now.Add(-2*time.Hour), now.Add(-time.Hour)
+	msgs := []amqp.Publishing{parked("c-00", "ledger down (request 1)", twoHours)}
+	for i := 1; i <= 4; i++ {
+		msgs = append(msgs, parked(fmt.Sprintf("c-t%d", i), fmt.Sprintf("timeout after %d s", 10*i), now))
+	}
+	for i := 2; i <= 3; i++ {
+		msgs = append(msgs, parked(fmt.Sprintf("c-l%d", i), fmt.Sprintf("ledger down (request %d)", i), now))
+	}
+	msgs = append(msgs, parked("c-b1", "bad amount 5", now), parked("c-b2", "bad amount 7", now), parked("c-n", "", now))
+	brokertest.PublishMany(t, ch, "", classic, msgs)
+	var qmsgs []amqp.Publishing
+	for i := range 3 {
+		qmsgs = append(qmsgs, parked(fmt.Sprintf("q-%d", i), fmt.Sprintf("quorum lot broke %d", i), oneHour))
+	}
+	brokertest.PublishMany(t, ch, "", quorum, qmsgs)
+	started := time.Now()
+
+	w := startWatch(t, classic, quorum, later, "--no-discover", "--interval", "1s", "--scan-interval", "1s", "--top-groups", "2")
+	lot := func(q string) map[string]string { return map[string]string{"vhost": "/", "queue": q} }
+	var m metrics
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
+		m = scrape(t, w.base)
+		_, scanned := m.value("parkinglot_watch_last_scan_timestamp_seconds", lot(classic))
+		arrivals, _ := m.value("parkinglot_parked_arrivals_total", lot(classic))
+		qDepth, _ := m.value("parkinglot_parked_messages", lot(quorum))
+		return scanned && arrivals == 10 && qDepth == 3
+	}, func() string {
+		return fmt.Sprintf("no scan of %s, or its arrivals and the quorum depth not counted yet: %v", classic, m)
+	})
+
+	if d, _ := m.value("parkinglot_parked_messages", lot(classic)); d != 10 {
+		t.Errorf("%s depth %v, want 10", classic, d)
+	}
+	wantAge := time.Since(twoHours).Seconds()
+	if a, _ := m.value("parkinglot_oldest_parked_age_seconds", lot(classic)); a < wantAge-3 || a > wantAge+3 {
+		t.Errorf("%s oldest age %.0f s, want the head's parked time, %.0f s ago", classic, a, wantAge)
+	}
+	groups := m.series("parkinglot_parked_messages_by_error", lot(classic), "error_group")
+	want := map[string]float64{
+		retrycore.GroupKey("timeout after 10 s"):      4,
+		retrycore.GroupKey("ledger down (request 1)"): 3,
+		"other": 3, // two "bad amount", one without an error
+	}
+	if fmt.Sprint(groups) != fmt.Sprint(want) {
+		t.Errorf("%s groups %v, want %v", classic, groups, want)
+	}
+	for _, name := range []string{"parkinglot_watch_last_read_timestamp_seconds", "parkinglot_watch_last_scan_timestamp_seconds"} {
+		ts, _ := m.value(name, lot(classic))
+		if at := time.Unix(int64(ts), 0); at.Before(started.Add(-time.Second)) || at.After(time.Now().Add(time.Second)) {
+			t.Errorf("%s of %s: %v, want since the watch started (%v)", name, classic, at, started)
+		}
+	}
+
+	qAge, _ := m.value("parkinglot_oldest_parked_age_seconds", lot(quorum))
+	qGroups := m.series("parkinglot_parked_messages_by_error", lot(quorum), "error_group")
+	if readsQuorum(v) {
+		wantAge := time.Since(oneHour).Seconds()
+		if qAge < wantAge-3 || qAge > wantAge+3 {
+			t.Errorf("RabbitMQ %s, %s oldest age %.0f s, want the head's parked time, %.0f s ago", v, quorum, qAge, wantAge)
+		}
+		if fmt.Sprint(qGroups) != fmt.Sprint(map[string]float64{retrycore.GroupKey("quorum lot broke 0"): 3}) {
+			t.Errorf("RabbitMQ %s, %s groups %v, want the 3 in one group", v, quorum, qGroups)
+		}
+	} else {
+		// A give-back counts here: no message is read; the age runs from
+		// when the watch first saw them.
+		if limit := time.Since(started).Seconds(); qAge > limit {
+			t.Errorf("RabbitMQ %s, %s oldest age %.0f s, want at most the watch's own %.0f s", v, quorum, qAge, limit)
+		}
+		if len(qGroups) != 0 {
+			t.Errorf("RabbitMQ %s, %s groups %v, want none (its messages are not read)", v, quorum, qGroups)
+		}
+	}
+
+	code, body := get(w.base + "/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, later) {
+		t.Errorf("/readyz with %s missing: %d %q, want 503 naming it", later, code, body)
+	}
+	if r, _ := m.value("parkinglot_watch_ready", nil); r != 0 {
+		t.Errorf("parkinglot_watch_ready %v with %s missing, want 0", r, later)
+	}
+	if _, ok := m.value("parkinglot_parked_messages", lot(later)); ok {
+		t.Errorf("%s exported before it exists", later)
+	}
+
+	brokertest.DeclareQueue(t, ch, later, nil)
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
+		code, _ := get(w.base + "/readyz")
+		return code == http.StatusOK
+	}, func() string { _, b := get(w.base + "/readyz"); return "/readyz once every queue exists: " + b })
+	m = scrape(t, w.base)
+	if r, _ := m.value("parkinglot_watch_ready", nil); r != 1 {
+		t.Errorf("parkinglot_watch_ready %v when ready, want 1", r)
+	}
+	if d, ok := m.value("parkinglot_parked_messages", lot(later)); !ok || d != 0 {
+		t.Errorf("%s depth %v (%v), want 0", later, d, ok)
+	}
+	if a, ok := m.value("parkinglot_oldest_parked_age_seconds", lot(later)); !ok || a != 0 {
+		t.Errorf("%s oldest age %v (%v), want 0 when empty", later, a, ok)
+	}
+	for _, k := range []string{"connect", "depth", "head", "scan", "discover"} {
+		if n, ok := m.value("parkinglot_watch_errors_total", map[string]string{"kind": k}); !ok || n != 0 {
+			t.Errorf("parkinglot_watch_errors_total{kind=%q} %v (%v), want 0", k, n, ok)
+		}
+	}
+
+	w.stop(t)
+	if got, want := ids(brokertest.Drain(t, ch, classic)), ids(toDeliveries(msgs)); !slices.Equal(got, want) {
+		t.Errorf("%s after the watch: %v, want %v (nothing taken, the order kept)", classic, got, want)
+	}
+	if got, want := ids(brokertest.Drain(t, ch, quorum)), ids(toDeliveries(qmsgs)); !slices.Equal(got, want) {
+		t.Errorf("%s after the watch: %v, want %v (nothing taken, the order kept)", quorum, got, want)
+	}
+}
+
+func toDeliveries(ps []amqp.Publishing) []amqp.Delivery {
+	out := make([]amqp.Delivery, len(ps))
+	for i, p := range ps {
+		out[i] = amqp.Delivery{MessageId: p.MessageId}
+	}
+	return out
+}
+
+// TestWatchLosingTheBrokerKeepsServing: with its AMQP connection cut (a
+// proxy stopped), the watch keeps serving the last values, says not
+// ready, and is ready again once the broker answers; the messages stay.
+func TestWatchLosingTheBrokerKeepsServing(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "lost.dlq")
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	var msgs []amqp.Publishing
+	for i := range 5 {
+		msgs = append(msgs, parked(fmt.Sprintf("m-%d", i), "ledger down", time.Now().Add(-time.Minute)))
+	}
+	brokertest.PublishMany(t, ch, "", lot, msgs)
+	amqpURL := brokertest.URL()
+	proxy := newTCPProxy(t, hostPort(t, amqpURL))
+	w := startWatch(t, "--url", proxy.viaProxy(amqpURL), lot, "--no-discover", "--interval", "1s", "--scan-interval", "1s")
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	ready := func() bool { code, _ := get(w.base + "/readyz"); return code == http.StatusOK }
+	readyz := func() string { _, b := get(w.base + "/readyz"); return b }
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, ready, func() string { return "not ready at first: " + readyz() })
+
+	proxy.stop()
+	brokertest.Eventually(t, 60*time.Second, 100*time.Millisecond, func() bool { return !ready() },
+		func() string { return "still ready with the broker gone: " + readyz() })
+	m := scrape(t, w.base)
+	if d, ok := m.value("parkinglot_parked_messages", labels); !ok || d != 5 {
+		t.Errorf("with the broker gone, the depth served is %v (%v), want the last one read, 5", d, ok)
+	}
+	if r, _ := m.value("parkinglot_watch_ready", nil); r != 0 {
+		t.Errorf("parkinglot_watch_ready %v with the broker gone, want 0", r)
+	}
+	var errs float64
+	for _, k := range []string{"connect", "depth", "head"} {
+		n, _ := m.value("parkinglot_watch_errors_total", map[string]string{"kind": k})
+		errs += n
+	}
+	if errs == 0 {
+		t.Errorf("no connect, depth or head error counted with the broker gone")
+	}
+
+	proxy.start()
+	brokertest.Eventually(t, 60*time.Second, 100*time.Millisecond, ready, func() string { return "not ready again after the broker came back: " + readyz() })
+	w.stop(t)
+	if got, want := ids(brokertest.Drain(t, ch, lot)), ids(toDeliveries(msgs)); !slices.Equal(got, want) {
+		t.Errorf("%s after the watch: %v, want %v", lot, got, want)
+	}
+}
+
+func hostPort(t *testing.T, rawURL string) string {
+	t.Helper()
+	u, err := amqp.ParseURI(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%s:%d", u.Host, u.Port)
+}
+
+// watchSoak is how long the delivery-limit test watches its parking lot
+// at a 1 s interval and a 1 s scan interval: two minutes, about 120 reads
+// and, where the messages are read, about as many scans — a read counted
+// toward a limit of 3 would have dropped every message many times over.
+const watchSoak = 2 * time.Minute
+
+// TestWatchQuorumDeliveryLimitLosesNothing: a quorum parking lot with a
+// delivery limit of 3, watched at a 1 s interval and a 1 s scan interval,
+// loses nothing, keeps its order and has no delivery counted: on 4.3 the
+// watch reads the head and scans (x-acquired-count shows the reads,
+// x-delivery-count none); before 4.3 it reads no message at all.
+func TestWatchQuorumDeliveryLimitLosesNothing(t *testing.T) {
+	v := brokertest.Version(t)
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "limit3.dlq")
+	brokertest.DeclareQueue(t, ch, lot, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
+	var msgs []amqp.Publishing
+	for i := range 20 {
+		msgs = append(msgs, parked(fmt.Sprintf("q-%02d", i), fmt.Sprintf("error %d", i%4), time.Now().Add(-time.Minute)))
+	}
+	brokertest.PublishMany(t, ch, "", lot, msgs)
+
+	w := startWatch(t, lot, "--no-discover", "--interval", "1s", "--scan-interval", "1s", "--top-groups", "3")
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	reads, scans := map[float64]bool{}, map[float64]bool{}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(watchSoak); time.Now().Before(end); <-tick.C {
+		m := scrape(t, w.base)
+		if d, ok := m.value("parkinglot_parked_messages", labels); ok && d != 20 {
+			t.Fatalf("depth %v while watched, want 20", d)
+		}
+		if r, ok := m.value("parkinglot_watch_last_read_timestamp_seconds", labels); ok {
+			reads[r] = true
+		}
+		if s, ok := m.value("parkinglot_watch_last_scan_timestamp_seconds", labels); ok {
+			scans[s] = true
+		}
+	}
+	w.stop(t)
+	if len(reads) < 80 {
+		t.Errorf("%d reads in %s at a 1 s interval, want at least 80", len(reads), watchSoak)
+	}
+	if readsQuorum(v) && len(scans) < 40 {
+		t.Errorf("RabbitMQ %s: %d scans in %s at a 1 s scan interval, want at least 40", v, len(scans), watchSoak)
+	}
+	if !readsQuorum(v) && len(scans) != 0 {
+		t.Errorf("RabbitMQ %s: %d scans, want none (a give-back counts here)", v, len(scans))
+	}
+
+	got := brokertest.Drain(t, ch, lot)
+	if !slices.Equal(ids(got), ids(toDeliveries(msgs))) {
+		t.Fatalf("after %s watched: %v, want %v (nothing lost, the order kept)", watchSoak, ids(got), ids(toDeliveries(msgs)))
+	}
+	for _, d := range got {
+		if n, _ := broker.IntValue(d.Headers["x-delivery-count"]); n != 0 {
+			t.Errorf("%s: x-delivery-count %d after the watch, want none counted", d.MessageId, n)
+		}
+	}
+	if readsQuorum(v) {
+		// The proof that the head was read: 4.3 counts every hand-out.
+		if n, _ := broker.IntValue(got[0].Headers["x-acquired-count"]); n < 30 {
+			t.Errorf("RabbitMQ %s: the head's x-acquired-count %d, want the watch's reads (≥ 30)", v, n)
+		}
+	}
+	t.Logf("RabbitMQ %s: %d reads, %d scans in %s; %d messages, order kept, no delivery counted", v, len(reads), len(scans), watchSoak, len(got))
+}

@@ -1,0 +1,632 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// Defaults of Options.
+const (
+	DefaultInterval     = 15 * time.Second
+	DefaultScanInterval = 5 * time.Minute
+	DefaultTopGroups    = 10
+	// DefaultBigQueue: a parking lot deeper than this is scanned every
+	// DefaultBigScanEvery scan intervals only (a scan is a browse pass).
+	DefaultBigQueue     = 100_000
+	DefaultBigScanEvery = 6
+)
+
+// Options configure a Watcher.
+type Options struct {
+	// Vhosts to watch; empty: the connection's own (Open with "").
+	Vhosts []string
+	// Queues are parking lots to watch besides those discovered (in every
+	// vhost watched); a missing one keeps the watch not ready.
+	Queues []string
+	// NoDiscover watches Queues alone (the daemon's own parking lot).
+	NoDiscover bool
+	// Interval between reads of depth and head (DefaultInterval);
+	// ScanInterval between group scans (DefaultScanInterval); TopGroups
+	// groups are kept, the rest summed as GroupOther (DefaultTopGroups; a
+	// negative value: no scans). BigQueue and BigScanEvery: see the
+	// defaults.
+	Interval     time.Duration
+	ScanInterval time.Duration
+	TopGroups    int
+	BigQueue     int64
+	BigScanEvery int
+	// Open opens a session on a vhost ("": the connection's own). The
+	// watch re-opens it when it was lost.
+	Open func(ctx context.Context, vhost string) (*replay.Session, error)
+	Log  *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Watcher reads parking lots every interval and keeps the last values.
+// Its methods may be called from several goroutines.
+type Watcher struct {
+	o Options
+
+	mu     sync.Mutex
+	vhosts []*vhostState
+	errors map[ErrorKind]int64
+	ran    bool // a first round finished
+}
+
+// vhostState is one vhost's session and parking lots.
+type vhostState struct {
+	name string // as given ("" the connection's own)
+
+	// Guarded by Watcher.mu.
+	sess         *replay.Session
+	vhost        string // the session's vhost, once open
+	connected    bool
+	discovered   bool // a discovery succeeded
+	discoveredAt time.Time
+	why          string // what keeps it from being ready
+	queues       map[string]*queueState
+}
+
+// queueState is one parking lot's last values and the memory of its ages.
+type queueState struct {
+	snap  Snapshot
+	named bool
+	head  headAges
+	depth depthAges
+	reads bool // its messages may be read (replay.QueueDepth.ReadsHarmlessly)
+	// byHead: the head alone may be read (classic); else the scans read
+	// it, and scanSoon asks for one at the next interval.
+	byHead, scanSoon bool
+	// busy: a head read or a scan of it is under way. The two never
+	// overlap: a head given back while a pass consumes would be handed to
+	// the pass last, and the pass's give-back would put it behind the rest.
+	busy bool
+	// scans counts the scans begun and ended: a depth read that saw it
+	// change, or busy, overlapped a scan.
+	scans uint64
+	// others: the queue had consumers at the last read (another browse, a
+	// replay, a service): no scan holds its messages from them, and no
+	// head read interleaves with their passes.
+	others bool
+}
+
+// New makes a watcher; Run starts it.
+func New(o Options) *Watcher {
+	o = o.withDefaults()
+	w := &Watcher{o: o, errors: map[ErrorKind]int64{}}
+	for _, v := range o.Vhosts {
+		vs := &vhostState{name: v, vhost: v, queues: map[string]*queueState{}, why: "not connected yet"}
+		for _, q := range o.Queues {
+			vs.queues[q] = &queueState{named: true, snap: Snapshot{Vhost: v, Queue: q, Why: "named"}}
+		}
+		w.vhosts = append(w.vhosts, vs)
+	}
+	return w
+}
+
+func (o Options) withDefaults() Options {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.ScanInterval <= 0 {
+		o.ScanInterval = DefaultScanInterval
+	}
+	if o.TopGroups == 0 {
+		o.TopGroups = DefaultTopGroups
+	}
+	if o.BigQueue <= 0 {
+		o.BigQueue = DefaultBigQueue
+	}
+	if o.BigScanEvery <= 0 {
+		o.BigScanEvery = DefaultBigScanEvery
+	}
+	if len(o.Vhosts) == 0 {
+		o.Vhosts = []string{""}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// discoverEvery bounds how often the queue listing (one management request,
+// plus a route lookup per dead-lettering queue) is made.
+const discoverEvery = time.Minute
+
+// Run reads until ctx ends: a first round at once, then one every
+// Interval; group scans run beside the rounds, one queue at a time, so a
+// long scan never delays a depth. It returns ctx's error: a broker that
+// goes away is reported in Health and re-dialled, never returned. Every
+// session it opened is closed when it returns.
+func (w *Watcher) Run(ctx context.Context) error {
+	defer w.closeSessions()
+	var wg sync.WaitGroup
+	if w.o.TopGroups >= 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.scanLoop(ctx)
+		}()
+	}
+	t := time.NewTicker(w.o.Interval)
+	defer t.Stop()
+	for {
+		w.Refresh(ctx)
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (w *Watcher) closeSessions() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range w.vhosts {
+		if v.sess != nil {
+			_ = v.sess.Close()
+			v.sess = nil
+		}
+		v.connected = false
+	}
+}
+
+// Refresh reads every vhost once now: the parking lots (when due), each
+// one's depth and head. Group scans are Run's (or Scan's).
+func (w *Watcher) Refresh(ctx context.Context) {
+	for _, v := range w.vhosts {
+		w.refreshVhost(ctx, v)
+	}
+	w.mu.Lock()
+	w.ran = true
+	w.mu.Unlock()
+}
+
+func (w *Watcher) count(k ErrorKind) {
+	w.mu.Lock()
+	w.errors[k]++
+	w.mu.Unlock()
+}
+
+// callTimeout bounds one read, so that a redial (up to a minute) or a
+// broker that does not answer never holds a round for long.
+func (w *Watcher) callTimeout() time.Duration {
+	return max(w.o.Interval, 10*time.Second)
+}
+
+// session returns the vhost's session, opening it when needed.
+func (w *Watcher) session(ctx context.Context, v *vhostState) (*replay.Session, error) {
+	w.mu.Lock()
+	s := v.sess
+	w.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, w.callTimeout())
+	defer cancel()
+	s, err := w.o.Open(octx, v.name)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	v.sess, v.vhost = s, s.Vhost()
+	for _, q := range v.queues {
+		q.snap.Vhost = v.vhost
+	}
+	w.mu.Unlock()
+	return s, nil
+}
+
+func (w *Watcher) refreshVhost(ctx context.Context, v *vhostState) {
+	s, err := w.session(ctx, v)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		w.count(ErrConnect)
+		w.o.Log.Warn("watch: cannot connect", "vhost", v.name, "err", err)
+		w.mu.Lock()
+		v.connected, v.why = false, "not connected: "+err.Error()
+		w.mu.Unlock()
+		return
+	}
+	now := w.o.Now()
+	w.mu.Lock()
+	due := !w.o.NoDiscover && (!v.discovered || now.Sub(v.discoveredAt) >= max(discoverEvery, w.o.Interval))
+	w.mu.Unlock()
+	if due {
+		w.discover(ctx, s, v, now)
+	}
+	w.mu.Lock()
+	names := make([]string, 0, len(v.queues))
+	for q := range v.queues {
+		names = append(names, q)
+	}
+	w.mu.Unlock()
+	slices.Sort(names)
+	connected := true
+	var lastErr error
+	for _, q := range names {
+		if err := w.readQueue(ctx, s, v, q); err != nil && !errors.Is(err, broker.ErrNotFound) {
+			connected, lastErr = false, err
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v.connected = connected
+	switch {
+	case !connected:
+		v.why = "cannot read the broker: " + lastErr.Error()
+	case !w.o.NoDiscover && !v.discovered:
+		v.why = "the parking lots were not discovered yet (the management API did not answer)"
+	default:
+		v.why = ""
+		for _, q := range names {
+			if st := v.queues[q]; st != nil && st.named && !st.snap.Found {
+				v.why = fmt.Sprintf("no queue %q in vhost %q", q, v.vhost)
+				break
+			}
+		}
+	}
+}
+
+// discover lists the vhost's parking lots the way `queues` marks them.
+// Queues no longer there (and not named) stop being watched.
+func (w *Watcher) discover(ctx context.Context, s *replay.Session, v *vhostState, now time.Time) {
+	dctx, cancel := context.WithTimeout(ctx, w.callTimeout())
+	defer cancel()
+	rows, err := s.Queues(dctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.count(ErrDiscover)
+			w.o.Log.Warn("watch: cannot list the parking lots", "vhost", v.vhost, "err", err)
+		}
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	found := map[string]bool{}
+	for _, r := range rows {
+		if !r.ParkingLot || r.Type == "stream" {
+			continue
+		}
+		found[r.Name] = true
+		st, ok := v.queues[r.Name]
+		if !ok {
+			st = &queueState{snap: Snapshot{Vhost: v.vhost, Queue: r.Name}}
+			v.queues[r.Name] = st
+		}
+		if !st.named {
+			st.snap.Why = r.Why
+		}
+	}
+	for name, st := range v.queues {
+		if !st.named && !found[name] {
+			delete(v.queues, name)
+		}
+	}
+	v.discovered, v.discoveredAt = true, now
+}
+
+// readQueue reads one parking lot's depth and head.
+func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostState, queue string) error {
+	rctx, cancel := context.WithTimeout(ctx, w.callTimeout())
+	defer cancel()
+	var scans0 uint64
+	var busy0 bool
+	w.mu.Lock()
+	if st := v.queues[queue]; st != nil {
+		scans0, busy0 = st.scans, st.busy
+	}
+	w.mu.Unlock()
+	d, err := s.Depth(rctx, queue)
+	now := w.o.Now()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		st := v.queues[queue]
+		if st == nil {
+			return nil
+		}
+		if errors.Is(err, broker.ErrNotFound) {
+			if !st.named {
+				delete(v.queues, queue)
+				return err
+			}
+			st.snap = Snapshot{Vhost: v.vhost, Queue: queue, Why: st.snap.Why, Err: err.Error(), LastRead: now}
+			return err
+		}
+		w.errors[ErrDepth]++
+		st.snap.Err = err.Error()
+		return err
+	}
+	var head replay.Summary
+	var headOK bool
+	var headErr error
+	w.mu.Lock()
+	st := v.queues[queue]
+	if st != nil && d.ReadyOnly && d.Depth < st.snap.Depth && (busy0 || st.busy || st.scans != scans0) {
+		// Counted while our own scan held messages unacknowledged: they
+		// are not in a ready count, and are still parked. The depth read
+		// before the scan stands until a read that no scan overlaps.
+		d.Depth = st.snap.Depth
+	}
+	if d.Type == "" && st != nil {
+		// The management API did not answer this time: the type read last.
+		d.Type = st.snap.Type
+	}
+	reads, byHead := d.ReadsHarmlessly(), d.HeadReadHarmless()
+	readHead := st != nil && byHead && d.Depth > 0 && d.Consumers == 0 && !st.busy
+	if readHead {
+		st.busy = true
+	}
+	w.mu.Unlock()
+	if readHead {
+		head, headOK, headErr = s.Head(rctx, queue, d)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if readHead {
+		st.busy = false
+	}
+	if headErr != nil && ctx.Err() != nil {
+		return nil
+	}
+	if st = v.queues[queue]; st == nil {
+		return nil
+	}
+	st.others = d.Consumers > 0
+	st.byHead = byHead
+	sn := &st.snap
+	prevDepth := sn.Depth
+	sn.Vhost, sn.Found, sn.Type, sn.Depth = v.vhost, true, d.Type, d.Depth
+	sn.Arrivals, sn.ArrivalsKnown = d.Arrivals, d.ArrivalsKnown
+	sn.ReadsMessages, st.reads = reads, reads
+	sn.Err = ""
+	if !reads {
+		sn.TopGroups, sn.Scanned, sn.LastScan = nil, 0, time.Time{}
+	}
+	// The depth rule is kept up to date for every queue: it answers where
+	// no message is read, and until a head was read at all.
+	byDepth := st.depth.observe(d.Depth, d.Arrivals, d.ArrivalsKnown, now)
+	useDepth := func() {
+		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID, sn.Source = byDepth, false, "", AgeDepth
+		if byDepth.IsZero() {
+			sn.Source = AgeNone
+		}
+	}
+	defer func() {
+		if d.Depth > 0 && (sn.Source == AgeNone || sn.Source == AgeDepth) {
+			useDepth() // no head read yet (a scan to come, others consuming)
+		}
+	}()
+	switch {
+	case !reads:
+		useDepth()
+	case d.Depth == 0:
+		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID, sn.Source = time.Time{}, false, "", AgeNone
+		st.head = headAges{}
+	case !byHead:
+		// A quorum queue's head is read by the scans (the first message
+		// of each pass); a depth that fell may have taken it: scan again
+		// soon.
+		if d.Depth < prevDepth {
+			st.scanSoon = true
+		}
+	case !readHead:
+		// Not read this time (a scan under way, or other consumers): the
+		// last head read stands.
+	case headErr != nil:
+		w.errors[ErrHead]++
+		sn.Err = headErr.Error()
+		return headErr // the depth is new, the age the last one read
+	case !headOK:
+		// Nothing ready to read (others hold the messages): the last head
+		// read stands.
+	default:
+		at, fromHeader := st.head.observe(head.ID, head.ParkedAt, now)
+		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID = at, fromHeader, head.ID
+		sn.Source = AgeFirstSeen
+		if fromHeader {
+			sn.Source = AgeHeader
+		}
+	}
+	if reads && d.Depth == 0 {
+		// An empty parking lot has no groups; no pass is needed to say so.
+		sn.TopGroups, sn.Scanned, sn.LastScan = []GroupCount{}, 0, now
+	}
+	sn.LastRead = now
+	return nil
+}
+
+// scanLoop scans, one queue at a time, the parking lot whose scan is the
+// most overdue, and sleeps until the next one is due.
+func (w *Watcher) scanLoop(ctx context.Context) {
+	for {
+		wait := w.scanNext(ctx)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// scanNext scans the most overdue parking lot, if one is due, and returns
+// how long to wait before looking again.
+func (w *Watcher) scanNext(ctx context.Context) time.Duration {
+	now := w.o.Now()
+	w.mu.Lock()
+	var best *vhostState
+	var bestQ string
+	var bestDue time.Time
+	for _, v := range w.vhosts {
+		if v.sess == nil || !v.connected {
+			continue
+		}
+		for name, st := range v.queues {
+			if !st.reads || !st.snap.Found || st.snap.Depth == 0 || st.busy || st.others {
+				continue
+			}
+			every := w.o.ScanInterval
+			if st.snap.Depth > w.o.BigQueue {
+				every *= time.Duration(w.o.BigScanEvery)
+			}
+			due := st.snap.LastScan.Add(every)
+			if st.scanSoon && st.snap.Depth <= w.o.BigQueue {
+				due = st.snap.LastScan.Add(w.o.Interval)
+			}
+			if best == nil || due.Before(bestDue) {
+				best, bestQ, bestDue = v, name, due
+			}
+		}
+	}
+	w.mu.Unlock()
+	poll := min(w.o.Interval, time.Second)
+	if best == nil || bestDue.After(now) {
+		return poll
+	}
+	w.Scan(ctx, best.name, bestQ)
+	return 0
+}
+
+// scanSettle bounds the wait after a scan for its give-back to be applied.
+const scanSettle = 10 * time.Second
+
+// Scan counts the messages of one parking lot by error group now, with a
+// harmless browse pass (vhost as given in Options.Vhosts). It does
+// nothing for a queue whose messages the watch does not read.
+func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
+	var v *vhostState
+	w.mu.Lock()
+	for _, vs := range w.vhosts {
+		if vs.name == vhost {
+			v = vs
+		}
+	}
+	if v == nil || v.sess == nil || v.queues[queue] == nil || !v.queues[queue].reads || v.queues[queue].busy {
+		w.mu.Unlock()
+		return
+	}
+	s, busy := v.sess, v.queues[queue]
+	busy.busy = true
+	busy.scans++
+	w.mu.Unlock()
+	counts := map[string]int64{}
+	var seen int64
+	var first replay.Summary
+	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, StreamOnly: true, OnBatch: func(batch []replay.Summary) {
+		if seen == 0 && len(batch) > 0 {
+			first = batch[0]
+		}
+		for _, m := range batch {
+			counts[m.Group]++
+			seen++
+		}
+	}})
+	if err == nil {
+		// Every message given back must be ready again before the next
+		// head read (see replay.Session.AwaitReady).
+		s.AwaitReady(context.WithoutCancel(ctx), queue, int(seen), scanSettle)
+	}
+	now := w.o.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	busy.busy = false
+	busy.scans++
+	st := v.queues[queue]
+	if err != nil {
+		if ctx.Err() == nil {
+			w.errors[ErrScan]++
+			w.o.Log.Warn("watch: group scan failed", "vhost", v.vhost, "queue", queue, "err", err)
+			if st != nil {
+				// Not scanned again before the next interval.
+				st.snap.LastScan = now.Add(-w.o.ScanInterval + w.o.Interval)
+			}
+		}
+		return
+	}
+	if st == nil {
+		return
+	}
+	st.snap.TopGroups, st.snap.Scanned, st.snap.LastScan = topGroups(counts, w.o.TopGroups), seen, now
+	st.scanSoon = false
+	if !st.byHead && seen > 0 {
+		at, fromHeader := st.head.observe(first.ID, first.ParkedAt, now)
+		sn := &st.snap
+		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID = at, fromHeader, first.ID
+		sn.Source = AgeFirstSeen
+		if fromHeader {
+			sn.Source = AgeHeader
+		}
+	}
+}
+
+// Snapshots are the last values of every parking lot watched, by vhost
+// and queue.
+func (w *Watcher) Snapshots() []Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Snapshot
+	for _, v := range w.vhosts {
+		for _, st := range v.queues {
+			sn := st.snap
+			sn.TopGroups = slices.Clone(sn.TopGroups)
+			out = append(out, sn)
+		}
+	}
+	slices.SortFunc(out, func(a, b Snapshot) int {
+		if c := strings.Compare(a.Vhost, b.Vhost); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Queue, b.Queue)
+	})
+	return out
+}
+
+// Health is the watch's own state: ready once a round read every vhost
+// and found every parking lot named.
+func (w *Watcher) Health() Health {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := Health{Ready: w.ran, Errors: maps.Clone(w.errors)}
+	if !w.ran {
+		h.Why = "no read yet"
+	}
+	for _, v := range w.vhosts {
+		if v.why != "" || !v.connected {
+			h.Ready = false
+			if h.Why == "" {
+				h.Why = v.why
+			}
+		}
+	}
+	if h.Why == "" && !h.Ready {
+		h.Why = "not connected"
+	}
+	return h
+}

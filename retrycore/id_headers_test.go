@@ -1,0 +1,43 @@
+package retrycore
+
+import (
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// Every header retrycore writes on a retry or park copy, and every header
+// of the contract that replay or the broker adds on the way, is one the
+// content id leaves out (broker.IsTransitHeader): the id the daemon logs is
+// the id the parking lot lists.
+func TestHeadersAddedOnTheWayAreLeftOutOfTheContentID(t *testing.T) {
+	in := amqp.Table{"tenant": "acme"}
+	f := failure{Exchange: "orders", RoutingKey: "order.new", Queue: "orders.main", Err: "db down"}
+	now := time.Unix(1764806707, 0)
+	for name, h := range map[string]amqp.Table{
+		"retry": retryHeaders(in, f, 1, now),
+		"park":  parkHeaders(in, f, 3, KindRetriesExhausted, now),
+	} {
+		for k := range h {
+			if _, kept := in[k]; !kept && !broker.IsTransitHeader(k) {
+				t.Errorf("the %s copy gains %s, which the content id counts", name, k)
+			}
+		}
+		if broker.ContentID(nil, h) != broker.ContentID(nil, in) {
+			t.Errorf("the %s copy has another content id than the message first handled", name)
+		}
+	}
+	for _, k := range []string{
+		HeaderRetryCount, HeaderLastError, HeaderOriginalExchange, HeaderOriginalRoutingKey, HeaderOriginalQueue,
+		HeaderFirstFailedAt, HeaderParkedAt, HeaderFailureKind, HeaderReplayCount, HeaderReplayedAt, HeaderReplayID,
+		HeaderDeath, HeaderFirstDeathQueue, HeaderFirstDeathReason, HeaderFirstDeathExchange,
+		HeaderLastDeathQueue, HeaderLastDeathReason, HeaderLastDeathExchange, HeaderDeliveryCount, HeaderAcquiredCount,
+	} {
+		if !broker.IsTransitHeader(k) {
+			t.Errorf("%s changes on the way but counts in the content id", k)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+//go:build integration
+
+package alerting_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parkinglot/parkinglot/ui/alerting"
+)
+
+// ruleTests are promtool unit tests (one minute a sample) in which each
+// rule fires and resolves: a.dlq fills at minute 2 and is emptied at 10,
+// its oldest message passes 5 minutes at 6, its error group appears at 2
+// (new from 5 on, when a.dlq has been watched the window's 5 minutes: at 3
+// it is a first look, not news); b.dlq grows every minute until 9; c.dlq
+// holds a group from the start (never new) and a second from 9; the watch
+// is down from 5 to 8.
+const ruleTests = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'parkinglot_parked_messages{vhost="/",queue="a.dlq",job="parkinglot",instance="w"}'
+        values: '0 0 3 3 3 3 3 3 3 3 0 0 0 0 0 0 0 0 0 0'
+      - series: 'parkinglot_parked_messages{vhost="/",queue="b.dlq",job="parkinglot",instance="w"}'
+        values: '0 1 2 3 4 5 6 7 8 9 9 9 9 9 9 9 9 9 9 9'
+      - series: 'parkinglot_oldest_parked_age_seconds{vhost="/",queue="a.dlq",job="parkinglot",instance="w"}'
+        values: '0 0 60 120 180 240 360 420 480 540 0 0 0 0 0 0 0 0 0 0'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="a.dlq",error_group="ledger <n>",job="parkinglot",instance="w"}'
+        values: '_ _ 3 3 3 3 3 3 3 3 _ _ _ _ _ _ _ _ _ _'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="a.dlq",error_group="other",job="parkinglot",instance="w"}'
+        values: '_ _ 1 1 1 1 1 1 1 1 _ _ _ _ _ _ _ _ _ _'
+      - series: 'parkinglot_parked_messages{vhost="/",queue="c.dlq",job="parkinglot",instance="w"}'
+        values: '2x19'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="c.dlq",error_group="ledger <n>",job="parkinglot",instance="w"}'
+        values: '2 2 2 2 2 2 2 2 2 1 1 1 1 1 1 1 1 1 1 1'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="c.dlq",error_group="timeout after <n>ms",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ _ _ 1 1 1 1 1 1 1 1 1 1 1'
+      - series: 'up{job="parkinglot",instance="w"}'
+        values: '1 1 1 1 1 0 0 0 0 1 1 1 1 1 1 1 1 1 1 1'
+      - series: 'parkinglot_watch_ready{job="parkinglot",instance="w"}'
+        values: '1x19'
+    alert_rule_test:
+      - eval_time: 2m
+        alertname: ParkingLotNotEmpty
+        exp_alerts:
+          - {exp_labels: {severity: page, vhost: /, queue: b.dlq, job: parkinglot, instance: w}}
+          - {exp_labels: {severity: page, vhost: /, queue: c.dlq, job: parkinglot, instance: w}}
+      - eval_time: 5m
+        alertname: ParkingLotNotEmpty
+        exp_alerts:
+          - {exp_labels: {severity: page, vhost: /, queue: a.dlq, job: parkinglot, instance: w}}
+          - {exp_labels: {severity: page, vhost: /, queue: b.dlq, job: parkinglot, instance: w}}
+          - {exp_labels: {severity: page, vhost: /, queue: c.dlq, job: parkinglot, instance: w}}
+      - eval_time: 12m
+        alertname: ParkingLotNotEmpty
+        exp_alerts:
+          - {exp_labels: {severity: page, vhost: /, queue: b.dlq, job: parkinglot, instance: w}}
+          - {exp_labels: {severity: page, vhost: /, queue: c.dlq, job: parkinglot, instance: w}}
+      - {eval_time: 4m, alertname: ParkingLotGrowing, exp_alerts: []}
+      - {eval_time: 8m, alertname: ParkingLotGrowing, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: b.dlq, job: parkinglot, instance: w}}]}
+      - {eval_time: 16m, alertname: ParkingLotGrowing, exp_alerts: []}
+      - {eval_time: 6m, alertname: ParkingLotOldMessage, exp_alerts: []}
+      - {eval_time: 8m, alertname: ParkingLotOldMessage, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: a.dlq, job: parkinglot, instance: w}}]}
+      - {eval_time: 11m, alertname: ParkingLotOldMessage, exp_alerts: []}
+      - {eval_time: 1m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 3m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 5m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: a.dlq, error_group: "ledger <n>", job: parkinglot, instance: w}}]}
+      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 10m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: c.dlq, error_group: "timeout after <n>ms", job: parkinglot, instance: w}}]}
+      - {eval_time: 15m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 6m, alertname: ParkingLotWatchDown, exp_alerts: []}
+      - {eval_time: 8m, alertname: ParkingLotWatchDown, exp_alerts: [{exp_labels: {severity: page, job: parkinglot, instance: w}}]}
+      - {eval_time: 10m, alertname: ParkingLotWatchDown, exp_alerts: []}
+`
+
+// TestPromtoolChecksAndTestsTheRules: promtool accepts the printed rules,
+// annotation templates included, and in its unit tests every rule fires
+// and resolves on series shaped like the watch's. The annotations are left
+// out of the unit tests (promtool compares them whole, and their query of
+// the top error group is exercised by the end-to-end test).
+func TestPromtoolChecksAndTestsTheRules(t *testing.T) {
+	promtool := tool(t, "PARKINGLOT_PROMTOOL", "/usr/bin/promtool")
+	dir := t.TempDir()
+	o := alerting.Defaults()
+	o.NotEmptyFor, o.GrowingWindow, o.OldestThreshold, o.OldestFor, o.NewGroupWindow, o.WatchDownFor =
+		time.Minute, 5*time.Minute, 5*time.Minute, time.Minute, 5*time.Minute, 2*time.Minute
+	full, err := alerting.Rules(alerting.Defaults()).YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "full.yml", string(full))
+	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "full.yml")).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	f := alerting.Rules(o)
+	for i := range f.Groups[0].Rules {
+		f.Groups[0].Rules[i].Annotations = nil
+	}
+	b, err := f.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "rules.yml", string(b))
+	write(t, dir, "tests.yml", ruleTests)
+	cmd := exec.Command(promtool, "test", "rules", "tests.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,182 @@
+// Package alerting writes the Prometheus alerting rules that ship with
+// parkinglot: rules over what `parkinglot watch` exports (README,
+// "Alerting"), with annotations an on-call engineer can act on — the
+// queue, its top error group and the command that opens it.
+package alerting
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Options are the thresholds and durations of the rules; Defaults holds
+// what a team would start with.
+type Options struct {
+	Job             string        // the Prometheus job that scrapes the watch
+	NotEmptyFor     time.Duration // a parking lot holding messages this long pages
+	GrowingWindow   time.Duration // growth is measured over this window
+	OldestThreshold time.Duration // the oldest message older than this
+	OldestFor       time.Duration
+	NewGroupWindow  time.Duration // a group absent this long ago is new
+	WatchDownFor    time.Duration
+}
+
+// Defaults: page when a parking lot has held messages for 2 minutes (the
+// "> 0 pages someone" of a parking lot that is watched), warn when it
+// grew over 15 minutes, when its oldest message is over an hour old, when
+// an error group appeared within the hour, and when the watch has been
+// down or not ready for 5 minutes.
+func Defaults() Options {
+	return Options{
+		Job:             "parkinglot",
+		NotEmptyFor:     2 * time.Minute,
+		GrowingWindow:   15 * time.Minute,
+		OldestThreshold: time.Hour,
+		OldestFor:       5 * time.Minute,
+		NewGroupWindow:  time.Hour,
+		WatchDownFor:    5 * time.Minute,
+	}
+}
+
+// File is a Prometheus rules file.
+type File struct {
+	Groups []Group `yaml:"groups"`
+}
+
+// Group is one rule group.
+type Group struct {
+	Name  string `yaml:"name"`
+	Rules []Rule `yaml:"rules"`
+}
+
+// Rule is one alerting rule.
+type Rule struct {
+	Alert       string            `yaml:"alert"`
+	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+// The alert names: the contract a team routes on.
+const (
+	AlertNotEmpty      = "ParkingLotNotEmpty"
+	AlertGrowing       = "ParkingLotGrowing"
+	AlertOldMessage    = "ParkingLotOldMessage"
+	AlertNewErrorGroup = "ParkingLotNewErrorGroup"
+	AlertWatchDown     = "ParkingLotWatchDown"
+)
+
+// topError is an annotation template that asks Prometheus for the
+// parking lot's largest error group when the alert fires.
+const topError = `{{ with printf "topk(1, parkinglot_parked_messages_by_error{vhost=%q,queue=%q})" $labels.vhost $labels.queue | query }}{{ . | first | label "error_group" }}{{ else }}(no error group scanned yet){{ end }}`
+
+const where = `{{ $labels.vhost }} {{ $labels.queue }}`
+
+// openIt is the command that opens the parking lot.
+const openIt = `parkinglot tui {{ $labels.queue }}`
+
+// Rules builds the rules file for o.
+func Rules(o Options) File {
+	ann := func(summary, description string) map[string]string {
+		return map[string]string{
+			"summary":         summary,
+			"description":     description,
+			"top_error_group": topError,
+			"command":         openIt,
+		}
+	}
+	rules := []Rule{
+		{
+			Alert:  AlertNotEmpty,
+			Expr:   `parkinglot_parked_messages > 0`,
+			For:    promDuration(o.NotEmptyFor),
+			Labels: map[string]string{"severity": "page"},
+			Annotations: ann("Parking lot "+where+" holds {{ $value }} message(s)",
+				"Messages a consumer could not process are parked in "+where+". Top error: "+topError+". Look, fix, replay: "+openIt),
+		},
+		{
+			Alert:  AlertGrowing,
+			Expr:   fmt.Sprintf(`delta(parkinglot_parked_messages[%s]) > 0`, promDuration(o.GrowingWindow)),
+			For:    promDuration(o.GrowingWindow),
+			Labels: map[string]string{"severity": "warning"},
+			Annotations: ann("Parking lot "+where+" grew by {{ $value }} in "+promDuration(o.GrowingWindow),
+				"Failures are still arriving in "+where+". Top error: "+topError+". "+openIt),
+		},
+		{
+			Alert:  AlertOldMessage,
+			Expr:   fmt.Sprintf(`parkinglot_oldest_parked_age_seconds > %d`, int(o.OldestThreshold.Seconds())),
+			For:    promDuration(o.OldestFor),
+			Labels: map[string]string{"severity": "warning"},
+			Annotations: ann("The oldest message in "+where+" was parked {{ $value | humanizeDuration }} ago",
+				"Parked longer than "+promDuration(o.OldestThreshold)+": replay or remove it. Top error: "+topError+". "+openIt),
+		},
+		{
+			Alert: AlertNewErrorGroup,
+			// new: a group not there a window ago, in a parking lot that
+			// was watched then (so a first deployment is no storm)
+			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (parkinglot_parked_messages offset %[1]s)`,
+				promDuration(o.NewGroupWindow)),
+			Labels: map[string]string{"severity": "warning"},
+			Annotations: map[string]string{
+				"summary":         `New error in ` + where + `: {{ $labels.error_group }}`,
+				"description":     `{{ $value }} message(s) parked with an error not seen there ` + promDuration(o.NewGroupWindow) + ` ago: {{ $labels.error_group }}. ` + openIt,
+				"top_error_group": `{{ $labels.error_group }}`,
+				"command":         openIt,
+			},
+		},
+		{
+			Alert: AlertWatchDown,
+			Expr: fmt.Sprintf(`up{job=%q} == 0 or parkinglot_watch_ready{job=%q} == 0 or absent(up{job=%q})`,
+				o.Job, o.Job, o.Job),
+			For:    promDuration(o.WatchDownFor),
+			Labels: map[string]string{"severity": "page"},
+			Annotations: map[string]string{
+				"summary":     `parkinglot watch {{ $labels.instance }} is down or not ready`,
+				"description": `No parking lot of job ` + o.Job + ` is watched: nobody is told of new failures. Check the watch's /readyz (it names what is missing) and its log.`,
+			},
+		},
+	}
+	return File{Groups: []Group{{Name: "parkinglot", Rules: rules}}}
+}
+
+// YAML is the rules file as Prometheus reads it.
+func (f File) YAML() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// promDuration writes d the way Prometheus reads durations: 1h30m, 15m, 90s.
+func promDuration(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	var s string
+	if h := d / time.Hour; h > 0 {
+		s += fmt.Sprintf("%dh", h)
+		d -= h * time.Hour
+	}
+	if m := d / time.Minute; m > 0 {
+		s += fmt.Sprintf("%dm", m)
+		d -= m * time.Minute
+	}
+	if sec := d / time.Second; sec > 0 {
+		s += fmt.Sprintf("%ds", sec)
+		d -= sec * time.Second
+	}
+	if ms := d / time.Millisecond; ms > 0 {
+		s += fmt.Sprintf("%dms", ms)
+	}
+	return s
+}

@@ -1,0 +1,54 @@
+package alerting
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestRulesHoldEveryAlertWithAnnotations(t *testing.T) {
+	b, err := Rules(Defaults()).YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f File
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatalf("the printed rules do not parse: %v", err)
+	}
+	want := []string{AlertNotEmpty, AlertGrowing, AlertOldMessage, AlertNewErrorGroup, AlertWatchDown}
+	if len(f.Groups) != 1 || len(f.Groups[0].Rules) != len(want) {
+		t.Fatalf("groups %+v", f.Groups)
+	}
+	for i, r := range f.Groups[0].Rules {
+		if r.Alert != want[i] || r.Expr == "" || r.Annotations["summary"] == "" || r.Labels["severity"] == "" {
+			t.Errorf("rule %d: %+v", i, r)
+		}
+		if r.Alert != AlertWatchDown && !strings.Contains(r.Annotations["command"], "parkinglot tui {{ $labels.queue }}") {
+			t.Errorf("%s: no command that opens the parking lot: %q", r.Alert, r.Annotations["command"])
+		}
+	}
+}
+
+func TestRulesFollowTheirOptions(t *testing.T) {
+	o := Defaults()
+	o.Job, o.OldestThreshold, o.GrowingWindow, o.NotEmptyFor = "dlq-watch", 30*time.Minute, 90*time.Second, 0
+	rules := Rules(o).Groups[0].Rules
+	if got := rules[2].Expr; got != "parkinglot_oldest_parked_age_seconds > 1800" {
+		t.Errorf("old message: %q", got)
+	}
+	if got := rules[1].Expr; got != "delta(parkinglot_parked_messages[1m30s]) > 0" {
+		t.Errorf("growing: %q", got)
+	}
+	if rules[0].For != "0s" {
+		t.Errorf("not empty for: %q", rules[0].For)
+	}
+	if got := rules[3].Expr; !strings.Contains(got, "unless parkinglot_parked_messages_by_error offset 1h") ||
+		!strings.Contains(got, "and on(job, instance, vhost, queue) (parkinglot_parked_messages offset 1h)") {
+		t.Errorf("new error group: %q, want a group absent and the parking lot watched an hour ago", got)
+	}
+	if !strings.Contains(rules[4].Expr, `up{job="dlq-watch"} == 0`) {
+		t.Errorf("watch down: %q", rules[4].Expr)
+	}
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// TestWatchFlags: the watch's flags reach its options with their
+// defaults, and bad values are usage errors (exit 2, one line) before
+// anything listens or dials.
+func TestWatchFlags(t *testing.T) {
+	f, _ := testFactory(t)
+	var got *WatchOptions
+	cmd := NewCmdWatch(f, func(_ context.Context, o *WatchOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"a.dlq", "b.dlq", "--vhost", "/", "--vhost", "payments", "--interval", "5s"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Queues, ",") != "a.dlq,b.dlq" || strings.Join(got.Vhosts, ",") != "/,payments" ||
+		got.Interval != 5*time.Second || got.ScanInterval != 5*time.Minute || got.TopGroups != 10 ||
+		got.Listen != "127.0.0.1:9188" || got.NoDiscover {
+		t.Errorf("options %+v", got)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"watch", "--no-discover"}, "--no-discover needs the QUEUEs"},
+		{[]string{"watch", "--interval", "0s"}, "--interval must be positive"},
+		{[]string{"watch", "--interval", "1m", "--scan-interval", "30s"}, "--scan-interval (30s) must be at least --interval (1m0s)"},
+		{[]string{"watch", "--top-groups", "0"}, "--top-groups must be at least 1"},
+		{[]string{"watch", "--vhost", ""}, "--vhost needs a name"},
+		{[]string{"daemon", "-f", "x", "--watch-interval", "0s", "--exec", "y"}, "--watch-interval must be positive"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f, b := testFactory(t)
+			f.ConfigPath = ""
+			if code := run(context.Background(), f, tc.args); code != 2 || !strings.Contains(b.err.String(), tc.err) ||
+				strings.Count(strings.TrimSpace(b.err.String()), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, b.err.String(), tc.err)
+			}
+		})
+	}
+}
+
+// TestConnWithVhost: --vhost puts the vhost in every URL of the list,
+// escaped, replacing the one a URL names.
+func TestConnWithVhost(t *testing.T) {
+	c := replay.Connection{URL: "amqp://u:p@h1:5672/,amqp://u:p@h2:5672/orders", Vhost: "/"}
+	got := connWithVhost(c, "pay/ments")
+	if got.URL != "amqp://u:p@h1:5672/pay%2Fments,amqp://u:p@h2:5672/pay%2Fments" || got.Vhost != "pay/ments" {
+		t.Errorf("%q %q", got.URL, got.Vhost)
+	}
+	if got := connWithVhost(c, "/"); got.URL != "amqp://u:p@h1:5672/%2F,amqp://u:p@h2:5672/%2F" {
+		t.Errorf("vhost /: %q", got.URL)
+	}
+}

@@ -1,0 +1,117 @@
+//go:build integration
+
+package ui
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// TestTUIQueuesDashboard: in a real terminal against the real broker, the
+// queues screen lists the parking lots first, the one whose oldest message
+// waited longest first, each with its oldest age (from the message's
+// x-parked-at), the last hour's arrivals ("-" for one filled by
+// dead-lettering, which the broker does not count), its top error group
+// and a sparkline of its depth since the screen opened; opening the
+// parking lot shows every message, and nothing was taken.
+func TestTUIQueuesDashboard(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("the end-to-end test needs tmux (make broker installs it): ", err)
+	}
+	// A vhost of its own: the screen scans every parking lot of its vhost.
+	vhost := brokertest.Vhost(t)
+	u, _ := url.Parse(brokertest.URL())
+	pw, _ := u.User.Password()
+	vurl := brokertest.URLFor(u.User.Username(), pw, vhost)
+	conn, err := amqp.Dial(vurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lot, dl, source := brokertest.Name(t, "dlq"), brokertest.Name(t, "dl.dlq"), brokertest.Name(t, "source")
+	for _, q := range []string{lot, dl} {
+		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ch.QueueDeclare(source, true, false, false, false, amqp.Table{
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dl, "x-message-ttl": int32(1)}); err != nil {
+		t.Fatal(err)
+	}
+	parked := time.Now().Add(-90*time.Minute - 10*time.Second).Truncate(time.Second)
+	publish := func(i int, e string) {
+		brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte(`{}`),
+			Headers: amqp.Table{"x-last-error": e, "x-parked-at": parked}})
+	}
+	for i, e := range []string{"ledger down 503", "ledger down 502", "bad amount -3"} {
+		publish(i, e)
+	}
+	for i := range 2 {
+		brokertest.Publish(t, ch, "", source, amqp.Publishing{MessageId: fmt.Sprintf("d-%d", i), Body: []byte(`{}`)})
+	}
+	home := t.TempDir()
+	env := append(os.Environ(), "PARKINGLOT_URL="+vurl, "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
+		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1")
+	tm := newTmux(t, env, 160, 30, brokertest.Binary(t)+" tui")
+	tm.waitFor("the dashboard's columns", "NEW 1H")
+	tm.waitFor("the error groups' count", "2 × ledger down <n>")
+
+	row := func(screen, queue string) string {
+		for _, l := range strings.Split(screen, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[1] == queue {
+				return l
+			}
+		}
+		return ""
+	}
+	// The statistics of the dead-lettered parking lot's depth and the
+	// arrivals lag a few seconds behind the first read: wait for the row
+	// that tells them (the screen reads the parking lots every 15 s).
+	var screen string
+	brokertest.Eventually(t, 45*time.Second, 200*time.Millisecond, func() bool {
+		screen = tm.capture()
+		l, d := strings.Fields(row(screen, lot)), strings.Fields(row(screen, dl))
+		// P NAME MESSAGES OLDEST NEW-1H TREND TOP…
+		return len(l) > 5 && l[2] == "3" && l[3] == "1h30m" && l[4] == "3" &&
+			len(d) > 5 && d[2] == "2" && d[4] == "-"
+	}, func() string {
+		return "the rows never said 3 messages, 1h30m, 3 arrivals for " + lot + " and 2 messages, - arrivals for " + dl + ":\n" + screen
+	})
+	if strings.Index(screen, lot) > strings.Index(screen, dl) || strings.Index(screen, dl) > strings.Index(screen, source) {
+		t.Errorf("order: %s (1h30m old), %s, then the other queues wanted:\n%s", lot, dl, screen)
+	}
+
+	// The trend: one more message, and the sparkline rises.
+	publish(3, "ledger down 504")
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
+		screen = tm.capture()
+		l := strings.Fields(row(screen, lot))
+		return len(l) > 5 && l[2] == "4" && strings.Contains(l[5], "▁") && strings.HasSuffix(l[5], "█")
+	}, func() string { return "the depth's sparkline never rose to 4:\n" + screen })
+
+	tm.keys("Home")
+	tm.keys("Enter")
+	tm.waitFor("the parking lot's messages", "4 messages")
+	tm.waitFor("the browse to end", "all given back")
+	tm.keys("Escape")
+	tm.keys("q")
+	tm.waitFor("the exit", "EXITED:0")
+	for q, want := range map[string]int{lot: 4, dl: 2} {
+		if n := depth(t, ch, q); n != want {
+			t.Errorf("%s holds %d, want the %d it had", q, n, want)
+		}
+	}
+}
