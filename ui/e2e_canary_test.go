@@ -55,6 +55,8 @@ func canaryTUI(t *testing.T, n int, to func(lot string) string, steps, wait stri
 	tm.keys("Tab")
 	tm.literal(wait)
 	tm.waitFor("the canary's fields filled", "the first N go, then the parking lot is watched")
+	// Enter while the route is being resolved only says so: wait for it.
+	tm.waitFor("the plan", "reaches") // the line may wrap anywhere
 	tm.keys("Enter")
 	return tm, lot, dest
 }

@@ -58,6 +58,8 @@ func TestTUIReplayHonoursTheConfiguredRate(t *testing.T) {
 
 	tm.keys("R")
 	tm.waitFor("the configured rate", "from the config (parking_lots: rate)")
+	// Enter while the route is being resolved only says so: wait for it.
+	tm.waitFor("the plan", "reaches") // the line may wrap anywhere
 	start := time.Now()
 	tm.keys("Enter")
 	brokertest.WaitDepth(t, dest, 4, 60*time.Second)

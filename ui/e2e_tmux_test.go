@@ -178,7 +178,16 @@ func newTmux(t *testing.T, env []string, w, h int, command string) *tmuxSession 
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	t.Cleanup(func() {
+		// A failure that checked the queues, not the screen, still shows
+		// what the person saw.
+		if t.Failed() {
+			if out, err := exec.Command("tmux", "-L", s.socket, "capture-pane", "-p", "-t", "tui").CombinedOutput(); err == nil {
+				t.Logf("the screen at the end:\n%s", out)
+			}
+		}
+		_ = exec.Command("tmux", "-L", s.socket, "kill-server").Run()
+	})
 	return s
 }
 
