@@ -19,6 +19,7 @@ type Records struct {
 
 	mu      sync.Mutex
 	f       *os.File
+	path    string  // to remove at Close; "" once the name is gone
 	size    int64   // bytes appended, written or pending
 	written int64   // bytes in the file; the rest is in pending
 	pending []byte  // records appended but not yet written
@@ -35,7 +36,11 @@ var ErrRecordsClosed = errors.New("closed")
 // NewRecords creates the file (mode 0600: it may hold message bodies and
 // headers) in dir ("" for the system temporary directory), its name from
 // pattern as os.CreateTemp takes it. name says what it holds in errors.
-// Close removes it.
+//
+// The file's name is removed at once where the system allows it (the open
+// file lives on until Close), so a program killed — a terminal closed, a
+// SIGKILL — leaves no copy of the messages behind. Elsewhere Close removes
+// it.
 func NewRecords(dir, pattern, name string) (*Records, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
@@ -47,7 +52,11 @@ func NewRecords(dir, pattern, name string) (*Records, error) {
 		_ = os.Remove(f.Name())
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Records{name: name, f: f}, nil
+	r := &Records{name: name, f: f, path: f.Name()}
+	if os.Remove(r.path) == nil {
+		r.path = ""
+	}
+	return r, nil
 }
 
 // Append stores one record and returns its number (0, 1, 2, …).
@@ -186,11 +195,13 @@ func (r *Records) Close() error {
 	if r.f == nil {
 		return nil
 	}
-	name := r.f.Name()
 	err := r.f.Close()
 	r.f, r.pending, r.offs = nil, nil, nil
-	if rmErr := os.Remove(name); err == nil {
-		err = rmErr
+	if r.path != "" {
+		if rmErr := os.Remove(r.path); err == nil {
+			err = rmErr
+		}
+		r.path = ""
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.name, err)

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -70,18 +70,17 @@ func TestRecordsGiveBackWhatWasAppended(t *testing.T) {
 		t.Fatal("Get past the end: no error")
 	}
 
+	// Its name is gone while it is in use (a killed program leaves no
+	// copy of the messages); where the system cannot, Close removes it.
 	files, _ := filepath.Glob(filepath.Join(dir, "rows-*"))
-	if len(files) != 1 {
-		t.Fatalf("files %v, want one", files)
-	}
-	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("file mode %v, %v; want 0600", fi.Mode().Perm(), err)
+	if runtime.GOOS != "windows" && len(files) != 0 {
+		t.Fatalf("files %v while the records are open, want none", files)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(files[0]); !os.IsNotExist(err) {
-		t.Fatalf("the file is still there after Close: %v", err)
+	if files, _ := filepath.Glob(filepath.Join(dir, "rows-*")); len(files) != 0 {
+		t.Fatalf("files %v after Close, want none", files)
 	}
 	if _, err := r.Append([]byte("late")); !errors.Is(err, broker.ErrRecordsClosed) {
 		t.Fatalf("Append after Close: %v, want ErrRecordsClosed", err)
