@@ -42,6 +42,24 @@ type DaemonOptions struct {
 	OnMetrics func(addr string)
 }
 
+// The daemon runs exactly one handler: an exec command or an HTTP URL.
+var (
+	ErrNoHandler   = errors.New("no handler: give an exec command or an HTTP URL")
+	ErrTwoHandlers = errors.New("give either an exec command or an HTTP URL, not both")
+)
+
+// CheckHandler is the one-handler rule: nil when exactly one of argv and
+// url is set, else ErrNoHandler or ErrTwoHandlers.
+func CheckHandler(argv []string, url string) error {
+	switch {
+	case len(argv) > 0 && url != "":
+		return ErrTwoHandlers
+	case len(argv) == 0 && url == "":
+		return ErrNoHandler
+	}
+	return nil
+}
+
 // RunDaemon builds the handler (failing at once if the exec command
 // cannot run), serves the metrics and runs the consumer loop until ctx is
 // cancelled. It returns nil after a clean shutdown.
@@ -50,10 +68,11 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if err := CheckHandler(o.Exec, o.HTTP); err != nil {
+		return err
+	}
 	var h Handler
 	switch {
-	case len(o.Exec) > 0 && o.HTTP != "":
-		return errors.New("give either an exec command or an HTTP URL, not both")
 	case len(o.Exec) > 0:
 		eh, err := NewExecHandler(o.Exec, ExecOptions{Stdout: o.HandlerStdout})
 		if err != nil {
@@ -66,8 +85,6 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 			return err
 		}
 		h = hh
-	default:
-		return errors.New("no handler: give an exec command or an HTTP URL")
 	}
 
 	reg := prometheus.NewRegistry()

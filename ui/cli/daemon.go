@@ -55,20 +55,24 @@ anything else retries.`,
 					return usagef("daemon: %s after --exec is passed to the handler; put daemon flags before --exec, or use --exec -- CMD… to pass it on", fl)
 				}
 			}
-			switch {
-			case opts.File == "":
+			if opts.File == "" {
 				return usagef("daemon: -f PIPELINE.yaml is required")
-			case exec && opts.HTTP != "":
-				return usagef("daemon: give --exec CMD… or --http URL, not both")
-			case exec && len(args) == 0:
-				return usagef("daemon: --exec needs a command, e.g. --exec ./handler.sh")
-			case !exec && len(args) > 0:
+			}
+			if !exec && len(args) > 0 {
 				return usagef("daemon: unexpected arguments %q (did you mean --exec %s?)", args, args[0])
-			case !exec && opts.HTTP == "":
-				return usagef("daemon: give a handler: --exec CMD… or --http URL")
 			}
 			if exec {
 				opts.Exec = args
+			}
+			// The rule is the engine's; the words name this command's flags
+			// (--exec given bare counts as a handler asked for).
+			switch err := retrycore.CheckHandler(opts.Exec, opts.HTTP); {
+			case errors.Is(err, retrycore.ErrTwoHandlers), exec && opts.HTTP != "":
+				return usagef("daemon: give --exec CMD… or --http URL, not both")
+			case exec && len(args) == 0:
+				return usagef("daemon: --exec needs a command, e.g. --exec ./handler.sh")
+			case err != nil:
+				return usagef("daemon: give a handler: --exec CMD… or --http URL")
 			}
 			if opts.WatchInterval <= 0 {
 				return usagef("daemon: --watch-interval must be positive")
