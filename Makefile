@@ -87,7 +87,8 @@ vet:
 ## median baseline msg/s  ratio=median (min–max, N pairs)); they are
 ## repeated at the end with the machine, the broker version and the load.
 ## BENCH_BROKER=4.3 (or 4.0, system) picks the broker (.ci/brokers env NAME);
-## PARKINGLOT_BENCH_BIG=1 adds the 1M-message lines.
+## PARKINGLOT_BENCH_BIG=1 adds the 1M-message lines. The broker's pid
+## (.ci/brokers pid) lets the benchmarks note its CPU beside the rates.
 BENCH_BROKER ?= system
 # BENCH_MACHINE is what a figures header says of the run, in a recipe
 # with MANAGEMENT_URL set: cores, memory and the broker's version.
@@ -97,6 +98,7 @@ bench: broker brokers build
 	@rm -f $(BENCH_FIGURES)
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@set -e; eval "$$(./.ci/brokers env $(BENCH_BROKER))"; \
+	  PARKINGLOT_BENCH_BROKER_PID=$$(./.ci/brokers pid $(BENCH_BROKER) 2>/dev/null || true) \
 	  PARKINGLOT_FIGURES=$(BENCH_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...; \
 	  echo "figures ($(BENCH_MACHINE), load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_FIGURES) 2>/dev/null || echo "(none written)"
