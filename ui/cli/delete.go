@@ -20,30 +20,24 @@ type DeleteOptions struct {
 // --all) [--yes]`.
 func NewCmdDelete(f *Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
 	opts := &DeleteOptions{Factory: f}
-	var (
-		ids    []string
-		filter string
-		all    bool
-	)
+	var sel selectionFlags
 	cmd := &cobra.Command{
 		Use:   "delete QUEUE (--id ID… | --filter EXPR | --all) [--yes]",
 		Short: "Remove chosen messages from a parking lot (audit-logged)",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sel, err := selectorFromFlags(ids, all, filter, true)
+			choice, err := sel.selector()
 			if err != nil {
-				return cliErr(err)
+				return err
 			}
-			opts.Queue, opts.Select = args[0], sel
+			opts.Queue, opts.Select = args[0], choice
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return deleteRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&ids, "id", nil, "message id; repeatable")
-	cmd.Flags().StringVar(&filter, "filter", "", "messages matching this expression")
-	cmd.Flags().BoolVar(&all, "all", false, "every message in the queue")
+	sel.register(cmd, true, "message id; repeatable", "messages matching this expression")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "do not ask (needed without a terminal)")
 	return cmd
 }

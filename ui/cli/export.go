@@ -25,25 +25,20 @@ type ExportOptions struct {
 // --id ID…] [--remove [--yes]]`.
 func NewCmdExport(f *Factory, runF func(context.Context, *ExportOptions) error) *cobra.Command {
 	opts := &ExportOptions{Factory: f}
-	var (
-		filter string
-		ids    []string
-	)
+	var sel selectionFlags
 	cmd := &cobra.Command{
 		Use:   "export QUEUE [--file F] [--filter EXPR] [--remove [--yes]]",
 		Short: "Write messages as JSON Lines (lossless); non-destructive unless --remove",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if filter != "" && len(ids) > 0 {
-				return usagef("--id and --filter are mutually exclusive; give one")
-			}
-			if _, err := replay.CompileFilter(filter); err != nil {
-				return cliErr(err)
+			choice, err := sel.narrowing()
+			if err != nil {
+				return err
 			}
 			if opts.Remove && (opts.File == "" || opts.File == "-") {
 				return usagef("--remove needs --file F: a message is removed only after its line is fsynced to a file")
 			}
-			opts.Queue, opts.Select = args[0], replay.Selector{IDs: ids, Filter: filter}
+			opts.Queue, opts.Select = args[0], choice
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -51,8 +46,7 @@ func NewCmdExport(f *Factory, runF func(context.Context, *ExportOptions) error) 
 		},
 	}
 	cmd.Flags().StringVar(&opts.File, "file", "", "export file, created 0600 and never overwritten (default: stdout)")
-	cmd.Flags().StringVar(&filter, "filter", "", "only messages matching this expression")
-	cmd.Flags().StringArrayVar(&ids, "id", nil, "only this message id; repeatable")
+	sel.register(cmd, false, "only this message id; repeatable", "only messages matching this expression")
 	cmd.Flags().BoolVar(&opts.Remove, "remove", false, "remove each message once its line is fsynced to --file")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "do not ask (needed for --remove without a terminal)")
 	return cmd

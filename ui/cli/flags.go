@@ -39,6 +39,43 @@ func selectorFromFlags(ids []string, all bool, filter string, allowAll bool) (re
 	return replay.Selector{IDs: ids, All: all, Filter: filter}, nil
 }
 
+// selectionFlags are --id, --filter and, where a command takes it, --all:
+// registered here once for every command that chooses messages.
+type selectionFlags struct {
+	ids    []string
+	all    bool
+	filter string
+}
+
+func (s *selectionFlags) register(cmd *cobra.Command, withAll bool, idHelp, filterHelp string) {
+	cmd.Flags().StringArrayVar(&s.ids, "id", nil, idHelp)
+	if withAll {
+		cmd.Flags().BoolVar(&s.all, "all", false, "every message in the queue")
+	}
+	cmd.Flags().StringVar(&s.filter, "filter", "", filterHelp)
+}
+
+// selector is the one choice delete and replay need (selectorFromFlags).
+func (s *selectionFlags) selector() (replay.Selector, error) {
+	sel, err := selectorFromFlags(s.ids, s.all, s.filter, true)
+	if err != nil {
+		return replay.Selector{}, cliErr(err)
+	}
+	return sel, nil
+}
+
+// narrowing is export's optional choice: --id or --filter, or neither for
+// every message.
+func (s *selectionFlags) narrowing() (replay.Selector, error) {
+	if s.filter != "" && len(s.ids) > 0 {
+		return replay.Selector{}, usagef("--id and --filter are mutually exclusive; give one")
+	}
+	if _, err := replay.CompileFilter(s.filter); err != nil {
+		return replay.Selector{}, cliErr(err)
+	}
+	return replay.Selector{IDs: s.ids, Filter: s.filter}, nil
+}
+
 // destinationFlag parses --to ("" is nil).
 func destinationFlag(s string) (*retrycore.Destination, error) {
 	if s == "" {

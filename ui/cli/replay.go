@@ -29,10 +29,8 @@ type ReplayOptions struct {
 func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{Factory: f}
 	var (
-		ids    []string
-		all    bool
-		filter string
-		dest   destinationFlags
+		sel  selectionFlags
+		dest destinationFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "replay QUEUE (--id ID… | --all | --filter EXPR) [--to EXCHANGE:ROUTING_KEY | --target origin|queue] [--rate N] [--canary N | --ramp 1,10,100] [--canary-wait D] [--dry-run] [--yes]\n  parkinglot replay --status RUN_ID [QUEUE]",
@@ -45,9 +43,9 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 				}
 				return replayStatusRun(cmd.Context(), f, opts.Status, args)
 			}
-			sel, err := selectorFromFlags(ids, all, filter, true)
+			choice, err := sel.selector()
 			if err != nil {
-				return cliErr(err)
+				return err
 			}
 			to, target, err := dest.parse(cmd)
 			if err != nil {
@@ -62,7 +60,7 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 			if opts.ConfirmTimeout <= 0 {
 				return usagef("%w: --confirm-timeout %v: want a positive duration (e.g. 60s)", replay.ErrBadSelection, opts.ConfirmTimeout)
 			}
-			opts.Queue, opts.Select, opts.To, opts.Target = args[0], sel, to, target
+			opts.Queue, opts.Select, opts.To, opts.Target = args[0], choice, to, target
 			opts.RateFrom = "--rate"
 			if !cmd.Flags().Changed("rate") {
 				opts.Rate = f.Config.ParkingLots[opts.Queue].Rate
@@ -75,9 +73,7 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&ids, "id", nil, "message id (message_id or sha256: content id); repeatable")
-	fl.BoolVar(&all, "all", false, "every message in the queue")
-	fl.StringVar(&filter, "filter", "", "messages matching this expression (see parkinglot list --help)")
+	sel.register(cmd, true, "message id (message_id or sha256: content id); repeatable", "messages matching this expression (see parkinglot list --help)")
 	dest.register(cmd, "send to EXCHANGE:ROUTING_KEY instead of the origin (\":queue\" for the default exchange)",
 		"origin (the origin's exchange and routing key) or queue (only the queue that failed)")
 	fl.Float64Var(&opts.Rate, "rate", 0, "at most N messages per second (default: the parking lot's rate in the config, else unlimited)")
