@@ -181,17 +181,12 @@ func (b *bx) conserved() {
 	b.t.Helper()
 	for _, q := range b.order {
 		want := b.before[q] + b.delta[q]
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			got := brokertest.Depth(b.t, b.ch, q)
-			if got == want {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.t.Errorf("queue %s: %d messages, want %d (before %d, expected change %+d): a message was lost or duplicated", q, got, want, b.before[q], b.delta[q])
-				break
-			}
-			time.Sleep(20 * time.Millisecond) // polling the depth with a deadline
+		var got int
+		if !brokertest.Poll(15*time.Second, 20*time.Millisecond, func() bool {
+			got = brokertest.Depth(b.t, b.ch, q)
+			return got == want
+		}) {
+			b.t.Errorf("queue %s: %d messages, want %d (before %d, expected change %+d): a message was lost or duplicated", q, got, want, b.before[q], b.delta[q])
 		}
 	}
 }
@@ -301,20 +296,17 @@ func (b *bx) daemon(args []string, done func() bool) cliResult {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
 	var err error
-wait:
-	for !done() {
+	quit := false // exited before it was done: the result says why
+	if !brokertest.Poll(60*time.Second, 50*time.Millisecond, func() bool {
 		select {
 		case err = <-exited:
-			break wait // exited before it was done: the result says why
+			quit = true
 		default:
 		}
-		if time.Now().After(deadline) {
-			b.t.Errorf("daemon: not done within 60s\n%s", errb.String())
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // polling the parking lot with a deadline
+		return quit || done()
+	}) {
+		b.t.Errorf("daemon: not done within 60s\n%s", errb.String())
 	}
 	if cmd.ProcessState == nil && err == nil {
 		_ = cmd.Process.Signal(syscall.SIGTERM)

@@ -152,14 +152,11 @@ func (s seed1) park(t testing.TB, ch *amqp.Channel, id string, body []byte, with
 func drainAll(t testing.TB, ch *amqp.Channel, queue string, want int) []amqp.Delivery {
 	t.Helper()
 	var out []amqp.Delivery
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	brokertest.Poll(15*time.Second, 20*time.Millisecond, func() bool {
 		out = append(out, brokertest.Drain(t, ch, queue)...)
-		if len(out) >= want || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(out) >= want
+	})
+	return out
 }
 
 // assertReplayed checks the transform on a replayed copy (README, "Headers").

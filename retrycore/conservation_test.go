@@ -206,22 +206,13 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		// The handlers are held meanwhile: the daemon could otherwise finish
 		// everything before the close lands.
 		holdHandlers(t, hold, true)
-		listedBy := time.Now().Add(30 * time.Second)
-		for !listed(t, m, prefix) {
-			if time.Now().After(listedBy) {
-				t.Fatal("the management API never listed the daemon's connections")
-			}
-			time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
-		}
+		brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool { return listed(t, m, prefix) },
+			func() string { return "the management API never listed the daemon's connections" })
 		holdHandlers(t, hold, false)
 		beforeFault()
 		from := d.log.len()
-		for brokertest.CloseConnections(t, m, prefix) == 0 {
-			if time.Now().After(listedBy) {
-				t.Fatal("could not close the daemon's connections")
-			}
-			time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
-		}
+		brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool { return brokertest.CloseConnections(t, m, prefix) > 0 },
+			func() string { return "could not close the daemon's connections" })
 		forced++
 		d.waitConsuming(t, from, 60*time.Second)
 	}
@@ -232,13 +223,8 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		holdHandlers(t, hold, true)
 		func() {
 			defer holdHandlers(t, hold, false)
-			listedBy := time.Now().Add(30 * time.Second)
-			for !listed(t, m, prefix) {
-				if time.Now().After(listedBy) {
-					t.Fatal("the management API never listed the daemon's connections")
-				}
-				time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
-			}
+			brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool { return listed(t, m, prefix) },
+				func() string { return "the management API never listed the daemon's connections" })
 		}()
 		beforeFault()
 		if spec.stopDaemonsNode != nil {
@@ -291,25 +277,22 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	ch := brokertest.Channel(t) // a fresh connection: the broker may have restarted
 	work := append([]string{p.Main.Queue}, tierQueues(p)...)
 	for round := 1; ; round++ {
-		for {
-			left := 0
+		var left, accounted int
+		brokertest.Eventually(t, time.Until(deadline), 100*time.Millisecond, func() bool {
+			left = 0
 			for _, q := range work {
 				left += brokertest.Depth(t, ch, q)
 			}
-			accounted := progress.distinct(t) + brokertest.Depth(t, ch, p.Error.Queue)
-			if left == 0 && accounted >= len(ids) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("not drained after %v: %d messages still in the main queue and delay tiers, %d of %d ids accounted for", spec.timeout, left, accounted, len(ids))
-			}
-			time.Sleep(100 * time.Millisecond) // polling queue depths and the ledger with a deadline
-		}
+			accounted = progress.distinct(t) + brokertest.Depth(t, ch, p.Error.Queue)
+			return left == 0 && accounted >= len(ids)
+		}, func() string {
+			return fmt.Sprintf("not drained after %v: %d messages still in the main queue and delay tiers, %d of %d ids accounted for", spec.timeout, left, accounted, len(ids))
+		})
 		for _, d := range ds {
 			d.stop(t)
 		}
 		ds = ds[:1]
-		left := 0
+		left = 0
 		for _, q := range work {
 			left += brokertest.Depth(t, ch, q)
 		}
@@ -598,10 +581,7 @@ func (l *ledgerProgress) distinct(t *testing.T) int {
 func (l *ledgerProgress) waitGrowth(t *testing.T, n int, d time.Duration) {
 	t.Helper()
 	from := l.lines(t)
-	until := time.Now().Add(d)
-	for l.lines(t) < from+n && time.Now().Before(until) {
-		time.Sleep(10 * time.Millisecond) // polling the ledger for the fault point
-	}
+	brokertest.Poll(d, 10*time.Millisecond, func() bool { return l.lines(t) >= from+n })
 }
 
 // dlxWorkerPrefetch is how many dead-lettered messages a quorum queue's

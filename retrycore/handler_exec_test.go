@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // handlerScript is a test handler under testdata/handlers, by absolute path.
@@ -147,17 +150,14 @@ func TestExecHandlerTimeoutKillsTheProcessGroup(t *testing.T) {
 // zombie waiting for init to reap it.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		state, ok := procState(pid)
-		if !ok || state == "Z" || state == "X" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running (state %s) after the timeout kill", pid, state)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
-	}
+	var state string
+	brokertest.Eventually(t, 5*time.Second, 20*time.Millisecond, func() bool {
+		s, ok := procState(pid)
+		state = s
+		return !ok || s == "Z" || s == "X"
+	}, func() string {
+		return fmt.Sprintf("process %d still running (state %s) after the timeout kill", pid, state)
+	})
 }
 
 func procState(pid int) (string, bool) {

@@ -85,13 +85,9 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 	// URLs it dials again.
 	m := brokertest.Management(t)
 	from := d.log.len()
-	closeBy := time.Now().Add(30 * time.Second)
-	for brokertest.CloseConnections(t, m, "parkinglot daemon "+p.Name) == 0 {
-		if time.Now().After(closeBy) {
-			t.Fatal("the management API never listed the daemon's connections")
-		}
-		time.Sleep(200 * time.Millisecond) // polling the management API with a deadline
-	}
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond,
+		func() bool { return brokertest.CloseConnections(t, m, "parkinglot daemon "+p.Name) > 0 },
+		func() string { return "the management API never listed the daemon's connections" })
 	d.waitConsuming(t, from, 60*time.Second)
 	brokertest.Eventually(t, 30*time.Second, 50*time.Millisecond,
 		func() bool { return brokertest.Depth(t, ch, p.Error.Queue) >= len(msgs) },

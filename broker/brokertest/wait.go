@@ -11,11 +11,21 @@ import (
 // management API's view), bounded, never a bare sleep.
 func Eventually(tb testing.TB, timeout, interval time.Duration, cond func() bool, what func() string) {
 	tb.Helper()
+	if !Poll(timeout, interval, cond) {
+		tb.Fatalf("not within %s: %s", timeout, what())
+	}
+}
+
+// Poll is Eventually for a caller that decides what a timeout means (an
+// error among others, or a count checked afterwards): it reports whether
+// cond held within timeout.
+func Poll(timeout, interval time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			tb.Fatalf("not within %s: %s", timeout, what())
+			return false
 		}
 		time.Sleep(interval)
 	}
+	return true
 }
