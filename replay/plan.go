@@ -134,6 +134,9 @@ type RoutePreview struct {
 	// queues than the ones that failed, or reaches queues through CC/BCC.
 	Warning string `json:"warning,omitempty"`
 	Err     string `json:"error,omitempty"`
+	// Unavailable is why the management API gave no preview (Err says
+	// it in words), for a caller that decides by the error's type.
+	Unavailable error `json:"-"`
 }
 
 // Line is the preview in one line: "→ main.exchange / payment.execute →
@@ -358,7 +361,7 @@ func (s *Session) previewRoutes(ctx context.Context, a *routeAcc) []RoutePreview
 // none: merr).
 func (s *Session) preview(ctx context.Context, m *broker.Management, merr error, rp *RoutePreview) {
 	if merr != nil {
-		rp.Err = "route preview unavailable: " + merr.Error()
+		rp.Err, rp.Unavailable = "route preview unavailable: "+merr.Error(), merr
 		return
 	}
 	previewOne(ctx, m, rp, s.vhost())
@@ -383,7 +386,7 @@ func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vho
 			rp.Warning = rp.Err + ": the messages would stay parked"
 			return
 		}
-		rp.Err = "route preview unavailable: " + err.Error()
+		rp.Err, rp.Unavailable = "route preview unavailable: "+err.Error(), err
 		return
 	}
 	rp.Available = true

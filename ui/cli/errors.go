@@ -122,11 +122,15 @@ var connectionHints = []struct {
 // errorLine is the one line an error ends a command with: its first line
 // and the flag that mends it.
 func errorLine(err error) string {
-	line := firstLine(err.Error())
+	return firstLine(err.Error()) + hintFor(err)
+}
+
+// hintFor is the flag that mends err, "" when no flag does.
+func hintFor(err error) string {
 	for _, h := range connectionHints {
 		if errors.Is(err, h.err) {
-			return line + h.hint
+			return h.hint
 		}
 	}
-	return line
+	return ""
 }

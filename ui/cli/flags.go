@@ -177,6 +177,9 @@ func hintPlan(p replay.Plan) replay.Plan {
 			if r.Warning != "" && len(r.OtherQueues()) > 0 {
 				r.Warning += "; " + targetQueueSource + " sends them to " + strings.Join(r.FailedQueues, ", ") + " alone"
 			}
+			if r.Unavailable != nil {
+				r.Err += hintFor(r.Unavailable)
+			}
 			routes[i] = r
 		}
 		p.Routes = routes

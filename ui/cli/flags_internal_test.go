@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -34,5 +37,22 @@ func TestHintPlanAddsTheTargetFlag(t *testing.T) {
 	}
 	if p.Items[0].Source != replay.SourceTargetQueue || p.Routes[0].Warning == got.Routes[0].Warning {
 		t.Error("hintPlan changed the plan it was given")
+	}
+}
+
+// A route preview the management API could not give says which flag
+// brings it back, as the command's last line would.
+func TestHintPlanNamesTheManagementFlag(t *testing.T) {
+	why := fmt.Errorf("%w: no management URL configured", broker.ErrNoManagement)
+	p := replay.Plan{Routes: []replay.RoutePreview{
+		{Destination: retrycore.Destination{Exchange: "orders"}, Err: "route preview unavailable: " + why.Error(), Unavailable: why},
+		{Destination: retrycore.Destination{Exchange: "x"}, Err: "route preview unavailable: timeout", Unavailable: errors.New("timeout")},
+	}}
+	got := hintPlan(p)
+	if want := p.Routes[0].Err + " (enable rabbitmq_management or pass --management-url)"; got.Routes[0].Err != want {
+		t.Errorf("err %q\nwant %q", got.Routes[0].Err, want)
+	}
+	if got.Routes[1].Err != p.Routes[1].Err {
+		t.Errorf("an error no flag mends got %q", got.Routes[1].Err)
 	}
 }
