@@ -107,6 +107,9 @@ func TestTUIQueuesDashboard(t *testing.T) {
 	tm.waitFor("the parking lot's messages", "4 messages")
 	tm.waitFor("the browse to end", "all given back")
 	tm.keys("Escape")
+	// The next key waits for esc to be read: esc and a key read at once
+	// are alt+key.
+	tm.waitGone("the parking lot's list", "all given back")
 	tm.keys("q")
 	tm.waitFor("the exit", "EXITED:0")
 	for q, want := range map[string]int{lot: 4, dl: 2} {

@@ -219,6 +219,16 @@ func (s *tmuxSession) capture() string {
 	return screen
 }
 
+// waitGone polls the screen until it no longer shows text (20s at most).
+func (s *tmuxSession) waitGone(what, text string) {
+	s.t.Helper()
+	var screen string
+	brokertest.Eventually(s.t, 20*time.Second, 50*time.Millisecond, func() bool {
+		screen = s.capture()
+		return !strings.Contains(screen, text)
+	}, func() string { return fmt.Sprintf("%s (%q) still on screen:\n%s", what, text, screen) })
+}
+
 // waitFor polls the screen until it shows text (20s at most) and returns it.
 func (s *tmuxSession) waitFor(what, text string) string {
 	s.t.Helper()
