@@ -28,11 +28,7 @@ func BenchmarkSearch(b *testing.B) { benchSearch(b, brokertest.BenchCount(b, 100
 func BenchmarkSearch1M(b *testing.B) { benchSearch(b, brokertest.BigBenchCount(b)) }
 
 func benchSearch(b *testing.B, n int) {
-	ch := brokertest.Channel(b)
-	lot := brokertest.Name(b, "search.dlq")
-	brokertest.DeclareQueue(b, ch, lot, brokertest.BenchQueueArgs(b, true))
-	brokertest.SeedParked(b, lot, n, brokertest.ParkedOrigin{})
-	brokertest.WaitDepth(b, lot, n, 5*time.Minute)
+	lot := brokertest.BenchParkingLot(b, "search.dlq", n)
 	q := brokertest.DescribeBenchQueue(b, lot)
 	s, _ := openSession(b, replay.Config{})
 	ctx := context.Background()

@@ -67,3 +67,15 @@ func SeedParked(tb testing.TB, queue string, n int, o ParkedOrigin) {
 	tb.Helper()
 	ConfirmedPublish(tb, "", queue, n, BenchWindow, func(i int) amqp.Publishing { return Parked(i, o) })
 }
+
+// BenchParkingLot declares a parking lot of the benchmark's queue type
+// (BenchQueueArgs), named after the benchmark and suffix, seeds it with n
+// Parked messages and waits until all are ready: a benchmark's subject.
+func BenchParkingLot(b *testing.B, suffix string, n int) string {
+	b.Helper()
+	lot := Name(b, suffix)
+	DeclareQueue(b, Channel(b), lot, BenchQueueArgs(b, true))
+	SeedParked(b, lot, n, ParkedOrigin{})
+	WaitDepth(b, lot, n, 5*time.Minute)
+	return lot
+}

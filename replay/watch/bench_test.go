@@ -21,18 +21,13 @@ import (
 // parked messages and one of big, and deletes them at the end.
 func benchLots(b *testing.B, big int) []string {
 	b.Helper()
-	ch := brokertest.Channel(b)
-	args := brokertest.BenchQueueArgs(b, true)
 	lots := make([]string, 10)
 	for i := range lots {
-		lots[i] = brokertest.Name(b, fmt.Sprintf("lot%d.dlq", i))
-		brokertest.DeclareQueue(b, ch, lots[i], args)
 		n := 1000
 		if i == 0 {
 			n = big
 		}
-		brokertest.SeedParked(b, lots[i], n, brokertest.ParkedOrigin{})
-		brokertest.WaitDepth(b, lots[i], n, 5*time.Minute)
+		lots[i] = brokertest.BenchParkingLot(b, fmt.Sprintf("lot%d.dlq", i), n)
 	}
 	return lots
 }
@@ -121,11 +116,7 @@ func benchWatchRead(b *testing.B, big int) {
 // default scan intervals.
 func BenchmarkWatchScan(b *testing.B) {
 	n := brokertest.BenchCount(b, 100_000)
-	ch := brokertest.Channel(b)
-	lot := brokertest.Name(b, "scan.dlq")
-	brokertest.DeclareQueue(b, ch, lot, brokertest.BenchQueueArgs(b, true))
-	brokertest.SeedParked(b, lot, n, brokertest.ParkedOrigin{})
-	brokertest.WaitDepth(b, lot, n, 5*time.Minute)
+	lot := brokertest.BenchParkingLot(b, "scan.dlq", n)
 	q := brokertest.DescribeBenchQueue(b, lot)
 	w := watch.New(watch.Options{Queues: []string{lot}, NoDiscover: true, ScanInterval: time.Hour, TopGroups: 10,
 		Open: func(context.Context, string) (*replay.Session, error) { return benchSession(b), nil }})
