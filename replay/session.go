@@ -409,16 +409,23 @@ func (e *sentinelError) Unwrap() error { return e.kind }
 // openPass checks the queue and opens a browse pass on the consuming
 // connection.
 func (s *Session) openPass(ctx context.Context, queue string, limit int) (*broker.Pass, error) {
-	conn, err := s.consumer(ctx)
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		conn, err := s.consumer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err = s.checkQueue(ctx, conn, queue); err == nil {
+			var p *broker.Pass
+			p, err = broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Limit: limit, Management: s.optionalManagement(ctx), Logger: s.log})
+			if err == nil {
+				return p, nil
+			}
+		}
+		// A connection lost before the pass began (its node stopping, say)
+		// held nothing: dial again, to the next node of a URL list, once.
+		if attempt > 1 || !conn.IsClosed() || ctx.Err() != nil {
+			return nil, err
+		}
+		s.log.Debug("connection lost before the pass began; dialling again", "queue", queue, "err", err)
 	}
-	if err := s.checkQueue(ctx, conn, queue); err != nil {
-		return nil, err
-	}
-	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Limit: limit, Management: s.optionalManagement(ctx), Logger: s.log})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
 }
