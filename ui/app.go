@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -40,6 +41,12 @@ type Model struct {
 	cancel context.CancelFunc
 	stack  []screen
 	dialog *dialog
+	// jobs are dialogs sent to the background, running or keeping their
+	// result until dismissed (jobs.go); quitAsk: a quit waits for the
+	// answer to "stop the jobs?"; quitting: it was yes.
+	jobs     []*dialog
+	quitAsk  bool
+	quitting bool
 
 	queues    []QueueRow
 	queuesErr error
@@ -80,6 +87,16 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 		c.refresh = queueRefresh
 	}
 	m := &Model{c: c, cancel: cancel, width: 80, height: 24, counted: map[string]counted{}, status: opts.Notice}
+	c.jobOn = m.jobOn
+	c.jobQueues = func() []string {
+		var qs []string
+		for _, j := range m.jobs {
+			if j.active() {
+				qs = append(qs, j.queue)
+			}
+		}
+		return qs
+	}
 	qs := newQueuesScreen(c)
 	m.stack = []screen{qs}
 	if opts.Queue != "" {
@@ -115,6 +132,9 @@ func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
 func (m *Model) Close() error {
 	if m.dialog != nil {
 		m.dialog.abort()
+	}
+	for _, j := range m.jobs {
+		j.abort()
 	}
 	for _, s := range m.stack {
 		s.Close()
@@ -155,14 +175,25 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.dialog != nil {
 			return m, nil // one at a time
 		}
+		if cmd := m.refuseSecond(msg.d); cmd != nil {
+			return m, cmd
+		}
 		m.dialog = msg.d
 		m.dialog.setWidth(m.c.width)
 		return m, m.dialog.Init()
+	case backgroundMsg:
+		return m, m.background(msg.d)
+	case showJobMsg:
+		return m, m.showJob(msg.d)
 	case closeDialogMsg:
-		if m.dialog != msg.d {
+		isJob := slices.Contains(m.jobs, msg.d)
+		if m.dialog != msg.d && !isJob {
 			return m, nil
 		}
-		m.dialog = nil // and the screens hear of it (a paused list reloads)
+		m.dismiss(msg.d)
+		if m.dialog == msg.d {
+			m.dialog = nil // and the screens hear of it (a paused list reloads)
+		}
 	case statusMsg:
 		m.status, m.kind = msg.text, msg.kind
 		return m, nil
@@ -182,7 +213,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cluster = msg.info
 		}
 	}
-	return m, m.broadcast(msg)
+	cmd := m.broadcast(msg)
+	if q := m.quitWhenStopped(); q != nil {
+		return m, q
+	}
+	return m, cmd
 }
 
 // broadcast gives a result message to the dialog and every screen; each
@@ -193,6 +228,11 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
 	if m.dialog != nil {
 		cmds = append(cmds, m.dialog.Update(msg))
+	}
+	for _, j := range m.jobs {
+		if j != m.dialog {
+			cmds = append(cmds, j.Update(msg))
+		}
 	}
 	for i, s := range m.stack {
 		next, cmd := s.Update(msg)
@@ -215,8 +255,11 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Batch(cmds...)
 	}
 	k := m.c.keys
+	if m.quitAsk {
+		return m.quitKey(msg)
+	}
 	if key.Matches(msg, k.ForceQuit) {
-		return tea.Quit
+		return m.quit()
 	}
 	if m.dialog != nil {
 		return m.dialog.Update(msg)
@@ -230,9 +273,14 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if !m.top().Capturing() {
 		switch {
 		case key.Matches(msg, k.Quit):
-			return tea.Quit
+			return m.quit()
 		case key.Matches(msg, k.Help):
 			m.fullHelp = true
+			return nil
+		case key.Matches(msg, k.Jobs):
+			if _, on := m.top().(*jobsScreen); !on {
+				return push(newJobsScreen(m.c, func() []*dialog { return m.jobs }))
+			}
 			return nil
 		}
 	}

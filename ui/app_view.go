@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -27,6 +28,9 @@ func (m *Model) View() string {
 	var helpKeys help.KeyMap = m.top()
 	if m.dialog != nil {
 		helpKeys = m.dialog
+	}
+	if m.quitAsk {
+		helpKeys = keyHelp{short: []key.Binding{m.c.keys.QuitYes, m.c.keys.QuitNo}}
 	}
 	if m.fullHelp {
 		helpKeys = keyHelp{short: []key.Binding{m.c.keys.Help, m.c.keys.Back}}
@@ -61,6 +65,9 @@ func (m *Model) titleLine() string {
 func (m *Model) statusBar() string {
 	st := m.c.styles
 	left := " " + m.connDescribe()
+	if jobs := m.jobsLine(); jobs != "" {
+		left = " " + jobs + " ·" + left // first: the connection may be cut
+	}
 	right := ""
 	if q := m.top().Queue(); q != "" {
 		right = clean(q) + ": " + m.depth(q) + " "
@@ -97,6 +104,12 @@ func (m *Model) depth(queue string) string {
 // statusLine is what was done last, or the last error.
 func (m *Model) statusLine() string {
 	st := m.c.styles
+	if m.quitAsk {
+		return format.Cut(st.Warning.Render(fmt.Sprintf("⚠ %d job(s) running — y: quit and stop them (every message is done or still parked) · n: stay", m.activeJobs())), m.width)
+	}
+	if m.quitting {
+		return format.Cut(st.Warning.Render("stopping the jobs before quitting…"), m.width)
+	}
 	text := m.status
 	style := st.Info
 	switch m.kind {

@@ -36,7 +36,9 @@ type Backend interface {
 	// watch`: depth, oldest age and the last hour's arrivals (one read)
 	// and, with scan, its error groups (a harmless browse pass of each,
 	// as `queues --scan`; every message is given back when it returns).
-	ParkingLots(ctx context.Context, scan bool) (Lots, error)
+	// The messages of the busy parking lots (a job acts on them) are not
+	// read: their depth only.
+	ParkingLots(ctx context.Context, scan bool, busy []string) (Lots, error)
 	// Browse reads a queue without taking anything: summaries stream to
 	// OnBatch, and every held message has been given back when it returns.
 	Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error)

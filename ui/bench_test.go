@@ -5,6 +5,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,54 @@ func BenchmarkMessageListFilterKeystroke(b *testing.B) {
 // used / budget, so below 1.00 meets it).
 func BenchmarkTUIKeyPressFrame(b *testing.B) {
 	benchTUI(b, 100_000, "", false)
+}
+
+// BenchmarkTUIKeyPressFrameWithJob is BenchmarkTUIKeyPressFrame with a
+// 100,000-message replay job in the background: before each key press the
+// model takes one of the job's progress events, as the program does while
+// the job runs, and the status bar shows its line.
+func BenchmarkTUIKeyPressFrameWithJob(b *testing.B) {
+	const frames, total = 2_000, 100_000
+	rounds := brokertest.BenchRounds(b)
+	m := benchModel(b, 100_000)
+	ids := replay.NewIDSet()
+	b.Cleanup(func() { _ = ids.Close() })
+	d := newReplayDialog(m.c, "other.dlq", "100,000 messages", ids)
+	_, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	d.run, d.state, d.started, d.ev = newFeed(cancel), dlgRunning, testNow, replay.Event{Total: total}
+	m.jobs = append(m.jobs, d)
+	d.background = true
+	down, up := tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyUp}
+	done := 0
+	var perFrame []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for round := 0; round < rounds; round++ {
+			used := 0.0
+			for f := 0; f < frames; f++ {
+				k := down
+				if f >= frames/2 {
+					k = up
+				}
+				done = (done + 7) % total
+				start := time.Now()
+				m.Update(feedEventMsg{f: d.run, ev: replay.Event{Kind: replay.EventReplayed, Done: done, Total: total}})
+				m.Update(k)
+				v := m.View()
+				used += float64(time.Since(start).Microseconds()) / 1000
+				if f == 0 && !strings.Contains(v, "job: replay") {
+					b.Fatalf("the status bar does not show the job:\n%s", v)
+				}
+			}
+			perFrame = append(perFrame, used/frames)
+		}
+	}
+	b.StopTimer()
+	brokertest.BenchLine(b, "tui-keypress-frame-with-a-replay-job-vs-16ms-budget(100000 rows)", frames, brokertest.Budget(perFrame, 16), "ms/frame")
+	if per := brokertest.Median(perFrame); per > 16 {
+		b.Errorf("a key press takes %.2f ms per frame with a job in the background; the budget is 16 ms", per)
+	}
 }
 
 // BenchmarkTUIBig is the TUI on the 1,000,000 rows of the README's 1M

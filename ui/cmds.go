@@ -77,10 +77,11 @@ func loadQueues(c *common) tea.Cmd {
 // for the queues screen, apart from the depth refresh: a head read is
 // slower than a listing.
 func loadLots(c *common) tea.Cmd {
+	busy := c.busyQueues() // read here, in Update: the jobs are the root model's
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 		defer cancel()
-		lots, err := c.backend.ParkingLots(ctx, false)
+		lots, err := c.backend.ParkingLots(ctx, false, busy)
 		return lotsLoadedMsg{lots: lots, err: err}
 	}
 }
@@ -98,6 +99,7 @@ type lotsScan struct {
 func scanLots(c *common) (*lotsScan, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	s := &lotsScan{cancel: cancel, done: make(chan struct{})}
+	busy := c.busyQueues()
 	return s, func() tea.Msg {
 		defer close(s.done)
 		defer cancel()
@@ -105,7 +107,7 @@ func scanLots(c *common) (*lotsScan, tea.Cmd) {
 			return nil
 		}
 		defer c.workers.end()
-		lots, err := c.backend.ParkingLots(ctx, true)
+		lots, err := c.backend.ParkingLots(ctx, true, busy)
 		return lotsLoadedMsg{lots: lots, scan: s, err: err}
 	}
 }
@@ -165,6 +167,11 @@ const (
 	actionDelete
 	actionExport
 )
+
+// name is the action as a noun, for a job's line.
+func (k actionKind) name() string {
+	return [...]string{"replay", "edit", "delete", "export"}[k]
+}
 
 func (k actionKind) verb() string {
 	return [...]string{"replayed", "replayed (edited)", "deleted", "exported"}[k]

@@ -30,6 +30,29 @@ type common struct {
 	// workers counts goroutines that talk to the broker, so quitting can
 	// wait until each has given its held messages back.
 	workers *workers
+
+	// jobOn is the running job acting on a queue, nil when none, and
+	// jobQueues the queues running jobs act on (set by the root model,
+	// jobs.go; called in Update only).
+	jobOn     func(queue string) *dialog
+	jobQueues func() []string
+}
+
+// busyQueues are the queues running jobs act on.
+func (c *common) busyQueues() []string {
+	if c.jobQueues == nil {
+		return nil
+	}
+	return c.jobQueues()
+}
+
+// busy is the running job's line when a job acts on queue, "" otherwise:
+// a browse of that queue would hold the messages the job's pass needs.
+func (c *common) busy(queue string) string {
+	if c.jobOn == nil || c.jobOn(queue) == nil {
+		return ""
+	}
+	return "a job is acting on " + queue + " (J: jobs); its list loads again when the job ends"
 }
 
 // helpView renders one help.KeyMap with the shared styles.
@@ -78,6 +101,10 @@ type (
 		queue string
 		n     int
 	}
+	// backgroundMsg sends a running dialog to the background (a job);
+	// showJobMsg brings a job's dialog to the front.
+	backgroundMsg   struct{ d *dialog }
+	showJobMsg      struct{ d *dialog }
 	refreshQueueMsg struct {
 		queue   string // reload the screens showing queue
 		removed bool   // some messages left it

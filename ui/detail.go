@@ -153,6 +153,6 @@ func (m *messageScreen) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Left, k.Right},
 		{k.ReplayOne, k.Edit, k.Delete, k.Export},
-		{k.Back, k.Help, k.Quit, k.ForceQuit},
+		{k.Back, k.Help, k.Jobs, k.Quit, k.ForceQuit},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
@@ -69,6 +70,10 @@ type dialog struct {
 
 	draft *EditDraft
 	width int
+
+	// background: a job (jobs.go); it keeps its result until dismissed.
+	background bool
+	started    time.Time // when the action began, for the ETA
 }
 
 func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet) *dialog {
@@ -316,6 +321,9 @@ func (d *dialog) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return d.close("edit cancelled — nothing changed", statusInfo)
 		}
 	case dlgRunning:
+		if key.Matches(msg, k.Background) {
+			return func() tea.Msg { return backgroundMsg{d} }
+		}
 		if key.Matches(msg, k.CancelRun) {
 			d.cancelling = true
 			d.run.cancel()
@@ -330,6 +338,9 @@ func (d *dialog) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case dlgConfirm:
 		return d.confirmKey(msg)
 	case dlgCanaryAsk:
+		if key.Matches(msg, k.Background) {
+			return func() tea.Msg { return backgroundMsg{d} }
+		}
 		return d.canaryKey(msg)
 	}
 	return nil
@@ -393,7 +404,7 @@ func (d *dialog) confirm() tea.Cmd {
 		d.problem = "type the file to export to"
 		return nil
 	}
-	d.state, d.ev = dlgRunning, replay.Event{Total: d.count()}
+	d.state, d.ev, d.started = dlgRunning, replay.Event{Total: d.count()}, d.c.now()
 	d.armCanary(&req)
 	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
 	d.run = f

@@ -22,6 +22,11 @@ func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
 	text, kind := d.summary()
 	removed := d.kind != actionExport && d.result.Done > 0
 	refresh := func() tea.Msg { return refreshQueueMsg{queue: d.queue, removed: removed} }
+	if d.background {
+		// A job keeps its result on the jobs screen until dismissed.
+		d.state = dlgDone
+		return tea.Batch(refresh, status(kind, "job on "+d.queue+": "+text))
+	}
 	if d.err == nil && d.result.Failed == 0 {
 		return tea.Batch(refresh, d.close(text, kind))
 	}

@@ -229,13 +229,13 @@ func (d *dialog) ShortHelp() []key.Binding {
 	case dlgPreparing:
 		return []key.Binding{k.Cancel}
 	case dlgRunning:
-		return []key.Binding{k.CancelRun}
+		return []key.Binding{k.CancelRun, k.Background}
 	case dlgCanaryAsk:
 		next := "replay the rest"
 		if d.cn.up != nil {
 			next = d.cn.nextText(d.cn.up.Step.Step)
 		}
-		return []key.Binding{described(k.CanaryGo, next), k.CanaryStop}
+		return []key.Binding{described(k.CanaryGo, next), k.CanaryStop, k.Background}
 	case dlgDone:
 		if d.kind == actionEdit && d.draft != nil {
 			return []key.Binding{k.EditAgain, k.Discard}

@@ -138,7 +138,7 @@ func (f *fakeBackend) ParkingLotDefaults(queue string) replay.ParkingLot {
 // f.lastHour when set, else what a watch read of the parking lots'
 // messages would say: their depth and oldest parked time. scans counts
 // the reads with scan; a read with scan waits for f.scanGate when set.
-func (f *fakeBackend) ParkingLots(ctx context.Context, scan bool) (Lots, error) {
+func (f *fakeBackend) ParkingLots(ctx context.Context, scan bool, busy []string) (Lots, error) {
 	if scan {
 		f.mu.Lock()
 		f.scans++

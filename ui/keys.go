@@ -45,6 +45,14 @@ type KeyMap struct {
 	// At the end of a canary step none of whose messages came back.
 	CanaryGo   key.Binding
 	CanaryStop key.Binding
+
+	// Jobs: an action sent to the background, the jobs screen, and the
+	// question a quit asks while one runs.
+	Background key.Binding
+	Jobs       key.Binding
+	CancelJob  key.Binding
+	QuitYes    key.Binding
+	QuitNo     key.Binding
 }
 
 // DefaultKeyMap returns the keys described in the README's key table.
@@ -89,6 +97,12 @@ func DefaultKeyMap() *KeyMap {
 		Close:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "close")),
 		CanaryGo:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go on: the next canary step or the rest")),
 		CanaryStop:   key.NewBinding(key.WithKeys("s", "esc"), key.WithHelp("s/esc", "stop: the rest stay parked")),
+
+		Background: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "run in the background")),
+		Jobs:       key.NewBinding(key.WithKeys("J"), key.WithHelp("J", "jobs")),
+		CancelJob:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel the job")),
+		QuitYes:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "quit: stop the jobs")),
+		QuitNo:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "stay")),
 	}
 }
 

@@ -71,6 +71,11 @@ func (m *messagesScreen) Init() tea.Cmd { return m.load() }
 // load starts a browse; the first one streams into the list, later ones
 // replace it when complete so the list does not flicker.
 func (m *messagesScreen) load() tea.Cmd {
+	if why := m.c.busy(m.queue); why != "" {
+		m.stopLoading()
+		m.stopped = true
+		return status(statusWarn, why)
+	}
 	if m.feed != nil {
 		m.feed.abandon()
 	}

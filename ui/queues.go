@@ -340,5 +340,5 @@ func (q *queuesScreen) ShortHelp() []key.Binding {
 
 func (q *queuesScreen) FullHelp() [][]key.Binding {
 	k := q.c.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Refresh}, {k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Refresh}, {k.Help, k.Jobs, k.Quit, k.ForceQuit}}
 }

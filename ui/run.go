@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -46,6 +47,10 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
 	_, err := p.Run()
 	closeErr := m.Close()
+	// The jobs' outcomes stay on the terminal once the TUI is gone.
+	for _, line := range m.JobSummaries() {
+		_, _ = fmt.Fprintln(io.ErrOut, "parkinglot: job: "+line)
+	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // interrupted or terminated: a normal way to leave
 	}

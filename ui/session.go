@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -42,12 +43,12 @@ func (b sessionBackend) ParkingLotDefaults(queue string) replay.ParkingLot {
 	return b.s.Config().ParkingLots[queue]
 }
 
-func (b sessionBackend) ParkingLots(ctx context.Context, scan bool) (Lots, error) {
+func (b sessionBackend) ParkingLots(ctx context.Context, scan bool, busy []string) (Lots, error) {
 	top := -1 // no scans
 	if scan {
 		top = 1
 	}
-	snaps := watch.Once(ctx, watch.Options{TopGroups: top,
+	snaps := watch.Once(ctx, watch.Options{TopGroups: top, HandsOff: func(q string) bool { return slices.Contains(busy, q) },
 		Open: func(context.Context, string) (*replay.Session, error) { return b.s, nil }}, scan)
 	return Lots{Snapshots: snaps, LastHour: watch.ArrivalsLastHour(ctx, b.s, snaps, time.Now())}, ctx.Err()
 }

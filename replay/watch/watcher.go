@@ -51,6 +51,10 @@ type Options struct {
 	Log  *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// HandsOff, when set, names parking lots whose messages must not be
+	// read now (another action's pass works on them: a message the watch
+	// held would be missing from it); their depth is still read.
+	HandsOff func(queue string) bool
 }
 
 // Watcher reads parking lots every interval and keeps the last values.
@@ -378,6 +382,9 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 		d.Type = st.snap.Type
 	}
 	reads, byHead := d.ReadsHarmlessly(), d.HeadReadHarmless()
+	if w.o.HandsOff != nil && w.o.HandsOff(queue) {
+		reads = false
+	}
 	readHead := st != nil && byHead && d.Depth > 0 && d.Consumers == 0 && !st.busy
 	if readHead {
 		st.busy = true
@@ -528,7 +535,9 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 			v = vs
 		}
 	}
-	if v == nil || v.sess == nil || v.queues[queue] == nil || !v.queues[queue].reads || v.queues[queue].busy {
+	// Another consumer (a replay's pass, a service) would miss the
+	// messages a scan holds.
+	if v == nil || v.sess == nil || v.queues[queue] == nil || !v.queues[queue].reads || v.queues[queue].busy || v.queues[queue].others {
 		w.mu.Unlock()
 		return
 	}
