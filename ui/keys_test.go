@@ -19,6 +19,7 @@ func TestEveryKeyIsInTheHelp(t *testing.T) {
 	c := &common{ctx: context.Background(), backend: fb, styles: NewStyles(asciiRenderer()), keys: DefaultKeyMap(), now: func() time.Time { return testNow }, workers: newWorkers(), width: 100, height: 20}
 	helps := []interface{ FullHelp() [][]key.Binding }{
 		newQueuesScreen(c), newMessagesScreen(c, "q"), newMessageScreen(c, "q", replay.Summary{ID: "a"}, nil),
+		newSearchScreen(c, "a"),
 	}
 	ids := replay.NewIDSet()
 	for _, id := range []string{"a", "b"} {
