@@ -125,7 +125,8 @@ func plural(n int, one, many string) string {
 
 func (s *searchScreen) ShortHelp() []key.Binding {
 	k := s.c.keys
-	return []key.Binding{k.Up, k.Down, described(k.Open, "open in its queue"), described(k.Refresh, "search again"), k.Back, k.Help, k.Quit}
+	// What fits in 80 columns first, up to q quit; ? lists everything.
+	return []key.Binding{described(k.Open, "open in its queue"), described(k.Refresh, "search again"), k.Back, k.Help, k.Quit, k.Up, k.Down}
 }
 
 func (s *searchScreen) FullHelp() [][]key.Binding {
