@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/parkinglot/parkinglot/replay"
 )
@@ -18,6 +19,7 @@ type searchRun struct {
 	cancel context.CancelFunc
 	keep   int
 	wake   chan struct{} // capacity 1: "something is pending"
+	done   chan struct{} // closed once the worker gave every message back
 
 	mu        sync.Mutex
 	queue     string // the queue being searched
@@ -123,16 +125,22 @@ func (r *searchRun) next() tea.Cmd {
 	}
 }
 
-// startSearch begins a search for q; the screen re-arms run.next() after
-// each progress message until the searchDoneMsg.
-func startSearch(c *common, q replay.Query) (*searchRun, tea.Cmd) {
+// startSearch begins a search for q once the search before it (nil: none)
+// gave its messages back; the screen re-arms run.next() after each
+// progress message until the searchDoneMsg.
+func startSearch(c *common, q replay.Query, before *searchRun) (*searchRun, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
-	r := &searchRun{cancel: cancel, keep: c.searchCap(), wake: make(chan struct{}, 1)}
+	r := &searchRun{cancel: cancel, keep: c.searchCap(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	start := func() tea.Msg {
+		if before != nil {
+			<-before.done
+		}
 		if !c.workers.begin() {
+			close(r.done)
 			return nil
 		}
 		go func() {
+			defer close(r.done)
 			defer c.workers.end()
 			defer cancel()
 			// The engine keeps none: the run keeps up to keep, the screen
@@ -187,14 +195,15 @@ func (s *searchScreen) Init() tea.Cmd { return s.start() }
 
 // start runs the search afresh.
 func (s *searchScreen) start() tea.Cmd {
-	if s.run != nil {
-		s.run.abandon()
+	before := s.run
+	if before != nil {
+		before.abandon()
 	}
 	s.matches, s.matched, s.res, s.err = nil, 0, nil, nil
 	s.queue, s.begun, s.stopped, s.opening = "", 0, false, nil
 	s.idWidth, s.qWidth = 0, 0
 	s.list.setCount(0)
-	r, cmd := startSearch(s.c, s.query)
+	r, cmd := startSearch(s.c, s.query, before)
 	s.run, s.running = r, true
 	return cmd
 }
@@ -227,8 +236,8 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 		s.queue, s.begun, s.matched = msg.queue, msg.begun, msg.matched
 		for _, m := range msg.matches {
-			s.idWidth = max(s.idWidth, len(clean(m.Summary.ID)))
-			s.qWidth = max(s.qWidth, len(clean(m.Queue)))
+			s.idWidth = max(s.idWidth, ansi.StringWidth(clean(m.Summary.ID)))
+			s.qWidth = max(s.qWidth, ansi.StringWidth(clean(m.Queue)))
 		}
 		s.matches = append(s.matches, msg.matches...)
 		s.list.setCount(len(s.matches))

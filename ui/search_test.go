@@ -129,6 +129,12 @@ func TestSearchKeepsMatchesUpToItsCap(t *testing.T) {
 	if !strings.Contains(s, "4 matches in 1 of 2 parking lot(s)") || !strings.Contains(s, "showing the first 2: 2 more left out (the cap is 2)") {
 		t.Fatalf("the cap is not said:\n%s", s)
 	}
+	// ctrl+r searches again, afresh.
+	hs.press("ctrl+r")
+	hs.until("the second search to end", func() bool { return hs.fb.called("search") == 2 && hs.searchDone() })
+	if got := len(hs.search().matches); got != 2 || !strings.Contains(hs.screen(), "4 matches in 1 of 2") {
+		t.Fatalf("search again: %d matches kept:\n%s", got, hs.screen())
+	}
 }
 
 func TestSearchOpensAMatchInItsQueue(t *testing.T) {
@@ -155,7 +161,7 @@ func TestSearchOpensAMatchInItsQueue(t *testing.T) {
 	hs.untilScreen("Delete")
 	hs.press("enter")
 	hs.until("the delete", func() bool { return hs.fb.called("delete orders.dlq 1") == 1 })
-	hs.until("the list again", func() bool { return hs.m.top() == list && hs.loaded() })
+	hs.until("the list again, the dialog closed", func() bool { return hs.m.dialog == nil && hs.m.top() == list && hs.loaded() })
 	if ids := hs.fb.ids("orders.dlq"); len(ids) != 1 || ids[0] != "ord-0001" {
 		t.Fatalf("orders.dlq holds %v, want [ord-0001]", ids)
 	}
