@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,7 +49,15 @@ type SearchOptions struct {
 	// every match, as it is found.
 	OnQueue func(queue string)
 	OnMatch func(queue string, s Summary)
+	// Skip are queues not to read now (another action's pass works on
+	// them: the messages a search held would be missing from it); each is
+	// reported with ErrSearchSkipped.
+	Skip []string
 }
+
+// ErrSearchSkipped: the queue was not searched because SearchOptions.Skip
+// named it; the search is not incomplete for it.
+var ErrSearchSkipped = errors.New("another action works on it")
 
 // SearchMatch is one message found, and where it lives.
 type SearchMatch struct {
@@ -107,6 +116,10 @@ func (s *Session) Search(ctx context.Context, o SearchOptions) (*SearchResult, e
 	for _, q := range queues {
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if slices.Contains(o.Skip, q) {
+			res.Queues = append(res.Queues, QueueSearch{Queue: q, Err: ErrSearchSkipped})
+			continue
 		}
 		if o.OnQueue != nil {
 			o.OnQueue(q)

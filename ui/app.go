@@ -32,6 +32,9 @@ type Options struct {
 	Refresh time.Duration
 	// Notice is the first status line (the demo says what it did).
 	Notice string
+	// SearchKeep is how many matches a search keeps to show (0:
+	// replay.DefaultSearchKeep); the rest are counted.
+	SearchKeep int
 }
 
 // Model is the root model: the navigation stack of screens, the dialog on
@@ -81,7 +84,7 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 	c := &common{
 		ctx: ctx, backend: b, styles: NewStyles(r), keys: DefaultKeyMap(),
 		now: now, editor: editor, exportDir: opts.ExportDir, describe: b.Describe(),
-		workers: newWorkers(), width: 80, height: 20, refresh: opts.Refresh,
+		workers: newWorkers(), width: 80, height: 20, refresh: opts.Refresh, searchKeep: opts.SearchKeep,
 	}
 	if c.refresh == 0 {
 		c.refresh = queueRefresh

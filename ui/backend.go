@@ -42,6 +42,10 @@ type Backend interface {
 	// Browse reads a queue without taking anything: summaries stream to
 	// OnBatch, and every held message has been given back when it returns.
 	Browse(ctx context.Context, req BrowseRequest) (BrowseResult, error)
+	// Search looks for req.Query in every parking lot (as Queues marks
+	// them), queue by queue, without taking anything: OnQueue hears each
+	// queue begin, OnMatch each match as it is found.
+	Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error)
 	// Plan says what a replay would do: destinations, how each was
 	// resolved, which queues each reaches, and warnings.
 	Plan(ctx context.Context, req ActionRequest) (Plan, error)
@@ -87,6 +91,19 @@ type BrowseRequest struct {
 	// OnBatch receives summaries as they arrive. It may be called from
 	// another goroutine; the slice is not reused by the caller.
 	OnBatch func([]replay.Summary)
+}
+
+// SearchRequest asks for one search across the parking lots.
+type SearchRequest struct {
+	Query replay.Query
+	// Keep bounds SearchResult.Matches (replay.SearchOptions.Keep; below
+	// 0: none kept, the caller keeps what OnMatch hands it).
+	Keep int
+	// OnQueue and OnMatch are called from the worker goroutine.
+	OnQueue func(queue string)
+	OnMatch func(queue string, s replay.Summary)
+	// Skip are parking lots a job acts on: not read.
+	Skip []string
 }
 
 // BrowseResult is what a finished pass leaves behind. The messages

@@ -21,11 +21,12 @@ type common struct {
 	// status and help lines.
 	width, height int
 
-	now       func() time.Time
-	editor    func(path string, done func(error) tea.Msg) tea.Cmd // runs $EDITOR on path
-	exportDir string                                              // where exports go by default
-	describe  string                                              // the connection, for the status bar
-	refresh   time.Duration                                       // queue depth refresh; negative: never
+	now        func() time.Time
+	editor     func(path string, done func(error) tea.Msg) tea.Cmd // runs $EDITOR on path
+	exportDir  string                                              // where exports go by default
+	describe   string                                              // the connection, for the status bar
+	refresh    time.Duration                                       // queue depth refresh; negative: never
+	searchKeep int                                                 // matches a search keeps (0: replay.DefaultSearchKeep)
 
 	// workers counts goroutines that talk to the broker, so quitting can
 	// wait until each has given its held messages back.

@@ -54,6 +54,9 @@ type fakeBackend struct {
 	// before holding (a browse interrupted half-way).
 	holdAfter int
 	gaveBack  bool
+	// searchGate, when set, holds a search before each queue after the
+	// first until it is closed (or ctx ends).
+	searchGate chan struct{}
 	// cluster answers Cluster (zero: a single broker that did not say).
 	cluster    Cluster
 	clusterErr error
@@ -265,6 +268,76 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 	}
 	return BrowseResult{Messages: src, Facts: broker.QueueFacts{Name: req.Queue, Type: "classic", Ready: len(ms)},
 		Report: broker.PassReport{Seen: len(ms), GivenBack: len(ms)}}, nil
+}
+
+// Search runs the query's filter (the engine's own, over the fake's
+// messages) on each parking lot in turn, as replay.Session.Search does.
+// searchGate, when set, makes it wait for it (or ctx) before each queue
+// after the first.
+func (f *fakeBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
+	f.record("search " + req.Query.Filter)
+	flt, err := replay.CompileFilter(req.Query.Filter)
+	if err != nil {
+		return replay.SearchResult{}, err
+	}
+	f.mu.Lock()
+	var queues []string
+	for _, q := range f.queues {
+		if q.ParkingLot {
+			queues = append(queues, q.Name)
+		}
+	}
+	gate := f.searchGate
+	f.mu.Unlock()
+	keep := req.Keep
+	switch {
+	case keep == 0:
+		keep = replay.DefaultSearchKeep
+	case keep < 0:
+		keep = 0
+	}
+	var res replay.SearchResult
+	for n, q := range queues {
+		if slices.Contains(req.Skip, q) {
+			res.Queues = append(res.Queues, replay.QueueSearch{Queue: q, Err: replay.ErrSearchSkipped})
+			continue
+		}
+		if gate != nil && n > 0 {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if req.OnQueue != nil {
+			req.OnQueue(q)
+		}
+		f.mu.Lock()
+		ms := append([]fakeMessage(nil), f.messages[q]...)
+		f.mu.Unlock()
+		qs := replay.QueueSearch{Queue: q, Scanned: len(ms)}
+		for i, m := range ms {
+			sum := m.sum
+			sum.Index = i
+			ok, err := flt.Match(m.msg, sum, q, testNow)
+			if err != nil || !ok {
+				continue
+			}
+			qs.Matched++
+			res.Matched++
+			if len(res.Matches) < keep {
+				res.Matches = append(res.Matches, replay.SearchMatch{Queue: q, Summary: sum})
+			}
+			if req.OnMatch != nil {
+				req.OnMatch(q, sum)
+			}
+		}
+		res.Queues = append(res.Queues, qs)
+	}
+	return res, nil
 }
 
 type fakeSource struct{ msgs []broker.Message }

@@ -30,6 +30,7 @@ var goldenScreens = []struct {
 	{name: "message", queue: "demo.error.dlq", ready: "all given back", steps: []goldenStep{{"down", ""}, {"enter", "Properties"}}},
 	{name: "replay", queue: "demo.error.dlq", ready: "all given back", steps: []goldenStep{{"r", "reaches demo.main.queue"}}},
 	{name: "bulk", queue: "demo.error.dlq", ready: "all given back", steps: []goldenStep{{"space", ""}, {"space", "2 selected"}, {"R", "2 × →"}}},
+	{name: "search", ready: "3 × amount", steps: []goldenStep{{"/", "search every parking lot:"}, {"amount", ""}, {"enter", "looked at"}}},
 	{name: "help", queue: "demo.error.dlq", ready: "all given back", steps: []goldenStep{{"?", "Keys"}}},
 }
 

@@ -122,3 +122,22 @@ func TestJobsScreenCancelsAJob(t *testing.T) {
 		t.Fatalf("%d still parked, want 6", n)
 	}
 }
+
+// TestSearchSkipsAParkingLotAJobActsOn: a search while a job runs reads
+// every other parking lot and says the job's was not searched.
+func TestSearchSkipsAParkingLotAJobActsOn(t *testing.T) {
+	hs := startJob(t)
+	hs.press("esc")
+	hs.untilScreen("other.dlq")
+	hs.press("/")
+	hs.untilScreen("search every parking lot:")
+	hs.typeText("boom")
+	hs.press("enter")
+	hs.untilScreen("demo.error.dlq: not searched: another action works on it")
+	if s := hs.search(); s == nil || len(s.matches) != 1 || s.matches[0].Queue != "other.dlq" {
+		t.Fatalf("matches %+v, want o-1 of other.dlq", s.matches)
+	}
+	for range 6 {
+		hs.fb.gate <- struct{}{}
+	}
+}

@@ -20,6 +20,7 @@ type KeyMap struct {
 	Refresh          key.Binding
 
 	Filter    key.Binding
+	Search    key.Binding // the queues screen's search of every parking lot
 	Sort      key.Binding
 	Reverse   key.Binding
 	Group     key.Binding
@@ -74,6 +75,7 @@ func DefaultKeyMap() *KeyMap {
 		Refresh:   key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r/F5", "reload")),
 
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Search:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search every parking lot")),
 		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		Reverse:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse sort")),
 		Group:     key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),

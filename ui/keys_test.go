@@ -20,6 +20,7 @@ func TestEveryKeyIsInTheHelp(t *testing.T) {
 	helps := []interface{ FullHelp() [][]key.Binding }{
 		newQueuesScreen(c), newMessagesScreen(c, "q"), newMessageScreen(c, "q", replay.Summary{ID: "a"}, nil),
 		newJobsScreen(c, func() []*dialog { return nil }),
+		newSearchScreen(c, "a"),
 	}
 	ids := replay.NewIDSet()
 	for _, id := range []string{"a", "b"} {

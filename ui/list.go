@@ -44,6 +44,9 @@ type messagesScreen struct {
 	groupPos  int    // the grouped view's cursor, restored on esc
 	selected  selection
 	carry     *replay.IDSet // ids selected before a fresh browse, found again as it streams
+	// openID is a message to open as soon as the first browse streams it
+	// (a search's match opened where it lives).
+	openID string
 
 	rows    []int32    // flat view: indices into data
 	groups  []msgGroup // grouped view
@@ -63,6 +66,14 @@ func newMessagesScreen(c *common, queue string) *messagesScreen {
 		filter: ti,
 	}
 	m.SetSize(c.width, c.height)
+	return m
+}
+
+// newMessagesScreenOn lists queue and opens message id once the browse
+// finds it, with the cursor on it.
+func newMessagesScreenOn(c *common, queue, id string) *messagesScreen {
+	m := newMessagesScreen(c, queue)
+	m.openID = id
 	return m
 }
 
@@ -186,6 +197,9 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 				}
 			}
 			m.grow(from)
+			if open := m.openFound(msg.batch, from); open != nil {
+				return m, tea.Batch(m.feed.next(), open)
+			}
 		}
 		return m, m.feed.next()
 	case browseDoneMsg:
@@ -210,9 +224,30 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	return m, nil
 }
 
+// openFound opens the message openID names if batch (streamed at index
+// from on) holds it, with the cursor on its row.
+func (m *messagesScreen) openFound(batch []replay.Summary, from int) tea.Cmd {
+	if m.openID == "" {
+		return nil
+	}
+	for k, s := range batch {
+		if s.ID == m.openID {
+			m.openID = ""
+			m.seekIndex(int32(from+k), true)
+			return push(newMessageScreen(m.c, m.queue, s, m.source))
+		}
+	}
+	return nil
+}
+
 func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 	m.feed, m.loading = nil, false
 	m.dropCarry()
+	var gone tea.Cmd // the message a search found is not there now
+	if m.openID != "" && msg.err == nil {
+		gone = status(statusWarn, "message "+m.openID+" is no longer in "+m.queue)
+	}
+	m.openID = ""
 	if msg.err != nil {
 		m.loadErr = msg.err
 		if msg.res.Messages != nil {
@@ -248,9 +283,9 @@ func (m *messagesScreen) browseDone(msg browseDoneMsg) tea.Cmd {
 		depth = func() tea.Msg { return depthMsg{queue: m.queue, n: n} }
 	}
 	if m.report.Refreshed > 0 {
-		return tea.Batch(depth, status(statusWarn, fmt.Sprintf("%d message(s) were re-published to the queue's tail to keep them from its delivery limit", m.report.Refreshed)))
+		return tea.Batch(depth, gone, status(statusWarn, fmt.Sprintf("%d message(s) were re-published to the queue's tail to keep them from its delivery limit", m.report.Refreshed)))
 	}
-	return depth
+	return tea.Batch(depth, gone)
 }
 
 // rebuild recomputes the visible rows after the data, filter, sort or

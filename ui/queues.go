@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -37,6 +39,10 @@ type queuesScreen struct {
 	loaded   bool
 	table    table.Model
 	width    int
+	// search is the prompt `/` opens: what to look for in every parking
+	// lot; typing while it is open.
+	search textinput.Model
+	typing bool
 }
 
 func newQueuesScreen(c *common) *queuesScreen {
@@ -47,7 +53,12 @@ func newQueuesScreen(c *common) *queuesScreen {
 	km.GotoTop, km.GotoBottom = c.keys.Top, c.keys.Bottom
 	km.HalfPageUp.SetEnabled(false)
 	km.HalfPageDown.SetEnabled(false)
-	q := &queuesScreen{c: c, lots: map[string]watch.Snapshot{}, lastHour: map[string]int64{}, trend: map[string][]int64{}, table: table.New(table.WithFocused(true), table.WithKeyMap(km), table.WithStyles(c.styles.Table))}
+	ti := textinput.New()
+	ti.Prompt = "search every parking lot: "
+	ti.Placeholder = `text in id, error or body — or an expression, e.g. error contains "ledger" && attempts > 2`
+	ti.CharLimit = 256
+	ti.Cursor.SetMode(cursor.CursorStatic)
+	q := &queuesScreen{c: c, lots: map[string]watch.Snapshot{}, lastHour: map[string]int64{}, trend: map[string][]int64{}, table: table.New(table.WithFocused(true), table.WithKeyMap(km), table.WithStyles(c.styles.Table)), search: ti}
 	q.SetSize(c.width, c.height)
 	return q
 }
@@ -55,7 +66,7 @@ func newQueuesScreen(c *common) *queuesScreen {
 func (q *queuesScreen) Init() tea.Cmd   { return nil } // the root loads queues
 func (q *queuesScreen) Title() string   { return "queues" }
 func (q *queuesScreen) Queue() string   { return "" }
-func (q *queuesScreen) Capturing() bool { return false }
+func (q *queuesScreen) Capturing() bool { return q.typing }
 func (q *queuesScreen) Close() {
 	if q.scan != nil {
 		q.scan.cancel()
@@ -64,6 +75,7 @@ func (q *queuesScreen) Close() {
 
 func (q *queuesScreen) SetSize(w, h int) {
 	q.width = w
+	q.search.Width = max(w-len(q.search.Prompt)-1, 10)
 	q.table.SetWidth(w)
 	q.table.SetHeight(max(h-1, 2)) // the info line
 	q.table.SetColumns(q.columns())
@@ -210,8 +222,14 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 		return q, loadLots(q.c)
 	case tea.KeyMsg:
+		if q.typing {
+			return q, q.updateSearch(msg)
+		}
 		k := q.c.keys
 		switch {
+		case key.Matches(msg, k.Search):
+			q.typing = true
+			return q, q.search.Focus()
 		case key.Matches(msg, k.Open):
 			if name := q.selectedName(); name != "" {
 				// A scan holds messages while it counts: stop it, and
@@ -231,6 +249,34 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return q, cmd
 	}
 	return q, nil
+}
+
+// updateSearch is a key typed into the search prompt: enter searches every
+// parking lot, esc gives up.
+func (q *queuesScreen) updateSearch(msg tea.KeyMsg) tea.Cmd {
+	k := q.c.keys
+	switch {
+	case key.Matches(msg, k.Cancel):
+		q.typing = false
+		q.search.Blur()
+		return nil
+	case key.Matches(msg, k.Confirm):
+		expr := strings.TrimSpace(q.search.Value())
+		q.typing = false
+		q.search.Blur()
+		q.search.SetValue("")
+		if expr == "" {
+			return nil
+		}
+		// Like opening a queue: the groups' count holds messages, and a
+		// held message is not found; search once it gave them back.
+		s := q.scan
+		q.scan, q.away = nil, true
+		return afterScan(s, push(newSearchScreen(q.c, expr)))
+	}
+	var cmd tea.Cmd
+	q.search, cmd = q.search.Update(msg)
+	return cmd
 }
 
 // shownMsg tells a screen that the one above it closed.
@@ -330,15 +376,24 @@ func (q *queuesScreen) View() string {
 			info += st.Dim.Render(" · P: " + clean(sel.Why)) // why the selected queue is a parking lot
 		}
 	}
+	if q.typing {
+		info = q.search.View()
+	}
 	return format.Cut(info, q.width) + "\n" + q.table.View()
 }
 
 func (q *queuesScreen) ShortHelp() []key.Binding {
 	k := q.c.keys
-	return []key.Binding{k.Up, k.Down, k.Open, k.Refresh, k.Help, k.Quit}
+	if q.typing {
+		return []key.Binding{described(k.Confirm, "search"), k.Cancel}
+	}
+	return []key.Binding{k.Up, k.Down, k.Open, described(k.Search, "search"), k.Refresh, k.Help, k.Quit}
 }
 
 func (q *queuesScreen) FullHelp() [][]key.Binding {
 	k := q.c.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Refresh}, {k.Help, k.Jobs, k.Quit, k.ForceQuit}}
+	if q.typing {
+		return [][]key.Binding{{described(k.Confirm, "search every parking lot"), k.Cancel}}
+	}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Search, k.Refresh}, {k.Help, k.Jobs, k.Quit, k.ForceQuit}}
 }

@@ -65,6 +65,14 @@ func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseRe
 	return res, err
 }
 
+func (b sessionBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
+	res, err := b.s.Search(ctx, replay.SearchOptions{Query: req.Query, Keep: req.Keep, OnQueue: req.OnQueue, OnMatch: req.OnMatch, Skip: req.Skip})
+	if res == nil {
+		return replay.SearchResult{}, err
+	}
+	return *res, err
+}
+
 func (b sessionBackend) options(req ActionRequest) replay.Options {
 	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: req.Target, Rate: req.Rate, Progress: req.Progress}
 }

@@ -1,0 +1,328 @@
+package ui
+
+import (
+	"context"
+	"sync"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// searchRun is one search across the parking lots in a worker goroutine,
+// carried into Update the way a feed carries a browse: the worker keeps
+// at most keep matches in all (the rest are counted), and next hands over
+// what arrived since the last call.
+type searchRun struct {
+	cancel context.CancelFunc
+	keep   int
+	wake   chan struct{} // capacity 1: "something is pending"
+	done   chan struct{} // closed once the worker gave every message back
+
+	mu        sync.Mutex
+	queue     string // the queue being searched
+	begun     int    // queues begun
+	kept      int    // matches kept, handed over or not
+	matched   int    // every match so far
+	fresh     []replay.SearchMatch
+	changed   bool
+	final     *searchDoneMsg
+	delivered bool
+	abandoned bool
+}
+
+type (
+	// searchProgressMsg is what a search found since the last one.
+	searchProgressMsg struct {
+		run     *searchRun
+		queue   string
+		begun   int
+		matched int
+		matches []replay.SearchMatch
+	}
+	// searchDoneMsg ends a search; every message it held is back.
+	searchDoneMsg struct {
+		run *searchRun
+		res replay.SearchResult
+		err error
+	}
+)
+
+func (r *searchRun) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *searchRun) onQueue(q string) {
+	r.mu.Lock()
+	r.queue, r.changed = q, true
+	r.begun++
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *searchRun) onMatch(q string, s replay.Summary) {
+	r.mu.Lock()
+	r.matched++
+	if r.kept < r.keep {
+		r.kept++
+		r.fresh = append(r.fresh, replay.SearchMatch{Queue: q, Summary: s})
+	}
+	r.changed = true
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *searchRun) finish(msg searchDoneMsg) {
+	r.mu.Lock()
+	r.final = &msg
+	r.mu.Unlock()
+	r.poke()
+}
+
+// stop cancels the search; its searchDoneMsg still comes, once every held
+// message is given back.
+func (r *searchRun) stop() { r.cancel() }
+
+// abandon cancels the search for a screen that is gone: nothing more is
+// delivered.
+func (r *searchRun) abandon() {
+	r.cancel()
+	r.mu.Lock()
+	r.abandoned = true
+	r.fresh = nil
+	r.mu.Unlock()
+	r.poke()
+}
+
+// next waits for what the worker produced since the last call.
+func (r *searchRun) next() tea.Cmd {
+	return func() tea.Msg {
+		for {
+			r.mu.Lock()
+			switch {
+			case r.abandoned || r.delivered:
+				r.mu.Unlock()
+				return nil
+			case r.changed:
+				m := searchProgressMsg{run: r, queue: r.queue, begun: r.begun, matched: r.matched, matches: r.fresh}
+				r.fresh, r.changed = nil, false
+				r.mu.Unlock()
+				return m
+			case r.final != nil:
+				r.delivered = true
+				m := *r.final
+				r.mu.Unlock()
+				return m
+			}
+			r.mu.Unlock()
+			<-r.wake
+		}
+	}
+}
+
+// startSearch begins a search for q once the search before it (nil: none)
+// gave its messages back; the screen re-arms run.next() after each
+// progress message until the searchDoneMsg.
+func startSearch(c *common, q replay.Query, before *searchRun) (*searchRun, tea.Cmd) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	r := &searchRun{cancel: cancel, keep: c.searchCap(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	skip := c.busyQueues() // read here, in Update: the jobs are the root model's
+	start := func() tea.Msg {
+		if before != nil {
+			<-before.done
+		}
+		if !c.workers.begin() {
+			close(r.done)
+			return nil
+		}
+		go func() {
+			defer close(r.done)
+			defer c.workers.end()
+			defer cancel()
+			// The engine keeps none: the run keeps up to keep, the screen
+			// shows them, and one copy of each is in memory.
+			res, err := c.backend.Search(ctx, SearchRequest{Query: q, Keep: -1, OnQueue: r.onQueue, OnMatch: r.onMatch, Skip: skip})
+			r.finish(searchDoneMsg{run: r, res: res, err: err})
+		}()
+		return r.next()()
+	}
+	return r, start
+}
+
+// searchCap is how many matches a search keeps to show.
+func (c *common) searchCap() int {
+	if c.searchKeep > 0 {
+		return c.searchKeep
+	}
+	return replay.DefaultSearchKeep
+}
+
+// searchScreen is a search across every parking lot: its matches stream
+// in queue by queue; enter opens one in its queue's list.
+type searchScreen struct {
+	c     *common
+	expr  string
+	query replay.Query
+
+	run     *searchRun
+	running bool
+	queue   string // the queue being searched
+	begun   int    // queues begun
+	matches []replay.SearchMatch
+	matched int // every match, kept or not
+	res     *replay.SearchResult
+	err     error
+	stopped bool                // ended early to open a match
+	opening *replay.SearchMatch // to open once the stopped search gave back
+	idWidth int                 // the widest id and queue kept
+	qWidth  int
+	list    vlist
+	width   int
+	height  int
+}
+
+func newSearchScreen(c *common, expr string) *searchScreen {
+	s := &searchScreen{c: c, expr: expr, query: replay.ParseQuery(expr)}
+	s.SetSize(c.width, c.height)
+	return s
+}
+
+func (s *searchScreen) Init() tea.Cmd { return s.start() }
+
+// start runs the search afresh.
+func (s *searchScreen) start() tea.Cmd {
+	before := s.run
+	if before != nil {
+		before.abandon()
+	}
+	s.matches, s.matched, s.res, s.err = nil, 0, nil, nil
+	s.queue, s.begun, s.stopped, s.opening = "", 0, false, nil
+	s.idWidth, s.qWidth = 0, 0
+	s.list.setCount(0)
+	r, cmd := startSearch(s.c, s.query, before)
+	s.run, s.running = r, true
+	return cmd
+}
+
+func (s *searchScreen) Title() string   { return "search " + clean(s.expr) }
+func (s *searchScreen) Queue() string   { return "" }
+func (s *searchScreen) Capturing() bool { return false }
+
+func (s *searchScreen) Close() {
+	if s.run != nil {
+		s.run.abandon()
+		s.run = nil
+	}
+	s.running = false
+}
+
+func (s *searchScreen) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.fit()
+}
+
+// fit gives the rows what the lines above them leave.
+func (s *searchScreen) fit() { s.list.setHeight(s.height - len(s.headLines()) - 1) }
+
+func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case searchProgressMsg:
+		if msg.run != s.run {
+			return s, nil
+		}
+		s.queue, s.begun, s.matched = msg.queue, msg.begun, msg.matched
+		for _, m := range msg.matches {
+			s.idWidth = max(s.idWidth, ansi.StringWidth(clean(m.Summary.ID)))
+			s.qWidth = max(s.qWidth, ansi.StringWidth(clean(m.Queue)))
+		}
+		s.matches = append(s.matches, msg.matches...)
+		s.list.setCount(len(s.matches))
+		s.fit() // a line for the cap once it is reached
+		return s, s.run.next()
+	case searchDoneMsg:
+		if msg.run != s.run {
+			return s, nil
+		}
+		s.running = false
+		res := msg.res
+		s.res, s.err = &res, msg.err
+		if msg.err != nil && len(res.Queues) == 0 {
+			s.res = nil // nothing searched: the parking lots were not listed
+		}
+		s.matched = max(s.matched, res.Matched)
+		s.fit()
+		if s.opening != nil {
+			m := *s.opening
+			s.opening = nil
+			return s, s.openMatch(m)
+		}
+		if s.stopped {
+			return s, nil
+		}
+		return s, s.doneStatus()
+	case tea.KeyMsg:
+		return s, s.handleKey(msg)
+	}
+	return s, nil
+}
+
+// doneStatus says what could not be searched.
+func (s *searchScreen) doneStatus() tea.Cmd {
+	if s.res != nil {
+		for _, qs := range s.res.Queues {
+			if qs.Err != nil {
+				return status(statusWarn, qs.Queue+": not searched: "+qs.Err.Error())
+			}
+		}
+	}
+	if s.err == nil {
+		return nil
+	}
+	return status(statusError, "search: "+s.err.Error())
+}
+
+func (s *searchScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := s.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		s.list.move(-1)
+	case key.Matches(msg, k.Down):
+		s.list.move(1)
+	case key.Matches(msg, k.PageUp):
+		s.list.page(-1)
+	case key.Matches(msg, k.PageDown):
+		s.list.page(1)
+	case key.Matches(msg, k.Top):
+		s.list.top()
+	case key.Matches(msg, k.Bottom):
+		s.list.bottom()
+	case key.Matches(msg, k.Refresh):
+		return s.start()
+	case key.Matches(msg, k.Back):
+		return pop
+	case key.Matches(msg, k.Open):
+		if s.list.cursor >= len(s.matches) {
+			return nil
+		}
+		m := s.matches[s.list.cursor]
+		if s.running {
+			// The search may hold messages of the queue to open: stop it
+			// and open the queue once it gave them back.
+			s.stopped, s.opening = true, &m
+			s.run.stop()
+			return nil
+		}
+		return s.openMatch(m)
+	}
+	return nil
+}
+
+// openMatch opens the match's queue, on the message.
+func (s *searchScreen) openMatch(m replay.SearchMatch) tea.Cmd {
+	return push(newMessagesScreenOn(s.c, m.Queue, m.Summary.ID))
+}
