@@ -4,7 +4,6 @@ package ui
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,19 +27,7 @@ func TestTUIQueuesDashboard(t *testing.T) {
 		t.Fatal("the end-to-end test needs tmux (make broker installs it): ", err)
 	}
 	// A vhost of its own: the screen scans every parking lot of its vhost.
-	vhost := brokertest.Vhost(t)
-	u, _ := url.Parse(brokertest.URL())
-	pw, _ := u.User.Password()
-	vurl := brokertest.URLFor(u.User.Username(), pw, vhost)
-	conn, err := amqp.Dial(vurl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vurl, ch := brokertest.VhostChannel(t)
 	lot, dl, source := brokertest.Name(t, "dlq"), brokertest.Name(t, "dl.dlq"), brokertest.Name(t, "source")
 	for _, q := range []string{lot, dl} {
 		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {

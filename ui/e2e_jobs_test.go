@@ -4,7 +4,6 @@ package ui
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,18 +24,7 @@ func jobsTUI(t *testing.T, n int, rate int) (tm *tmuxSession, ch *amqp.Channel, 
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("the end-to-end test needs tmux (make broker installs it): ", err)
 	}
-	vhost := brokertest.Vhost(t)
-	u, _ := url.Parse(brokertest.URL())
-	pw, _ := u.User.Password()
-	vurl := brokertest.URLFor(u.User.Username(), pw, vhost)
-	conn, err := amqp.Dial(vurl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	if ch, err = conn.Channel(); err != nil {
-		t.Fatal(err)
-	}
+	vurl, ch := brokertest.VhostChannel(t)
 	lot, other, dest = brokertest.Name(t, "dlq"), brokertest.Name(t, "other.dlq"), brokertest.Name(t, "dest")
 	for _, q := range []string{lot, other, dest} {
 		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {

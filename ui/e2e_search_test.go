@@ -3,7 +3,6 @@
 package ui
 
 import (
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -27,19 +26,7 @@ func TestTUISearchAcrossLots(t *testing.T) {
 		t.Fatal("the end-to-end test needs tmux (make broker installs it): ", err)
 	}
 	// A vhost of its own: the search reads every parking lot of its vhost.
-	vhost := brokertest.Vhost(t)
-	u, _ := url.Parse(brokertest.URL())
-	pw, _ := u.User.Password()
-	vurl := brokertest.URLFor(u.User.Username(), pw, vhost)
-	conn, err := amqp.Dial(vurl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vurl, ch := brokertest.VhostChannel(t)
 	classic, quorum, work := brokertest.Name(t, "a.dlq"), brokertest.Name(t, "b.dlq"), brokertest.Name(t, "work")
 	for q, args := range map[string]amqp.Table{classic: nil, quorum: {"x-queue-type": "quorum"}, work: nil} {
 		if _, err := ch.QueueDeclare(q, true, false, false, false, args); err != nil {

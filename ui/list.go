@@ -368,18 +368,7 @@ func (m *messagesScreen) setExpr(expr string) tea.Cmd {
 func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.c.keys
 	switch {
-	case key.Matches(msg, k.Up):
-		m.list.move(-1)
-	case key.Matches(msg, k.Down):
-		m.list.move(1)
-	case key.Matches(msg, k.PageUp):
-		m.list.page(-1)
-	case key.Matches(msg, k.PageDown):
-		m.list.page(1)
-	case key.Matches(msg, k.Top):
-		m.list.top()
-	case key.Matches(msg, k.Bottom):
-		m.list.bottom()
+	case m.list.navigate(k, msg):
 	case key.Matches(msg, k.Filter):
 		m.typing = true
 		return m.filter.Focus()

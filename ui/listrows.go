@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // sortMode orders the message list; `s` cycles through them, `S` reverses.
@@ -161,6 +164,28 @@ func (l *vlist) setHeight(h int) {
 func (l *vlist) move(delta int) {
 	l.cursor += delta
 	l.clamp()
+}
+
+// navigate moves the cursor for the keymap's movement keys (up, down,
+// page, top, bottom) and reports whether msg was one.
+func (l *vlist) navigate(k *KeyMap, msg tea.KeyMsg) bool {
+	switch {
+	case key.Matches(msg, k.Up):
+		l.move(-1)
+	case key.Matches(msg, k.Down):
+		l.move(1)
+	case key.Matches(msg, k.PageUp):
+		l.page(-1)
+	case key.Matches(msg, k.PageDown):
+		l.page(1)
+	case key.Matches(msg, k.Top):
+		l.top()
+	case key.Matches(msg, k.Bottom):
+		l.bottom()
+	default:
+		return false
+	}
+	return true
 }
 
 func (l *vlist) top()    { l.cursor = 0; l.clamp() }

@@ -289,18 +289,7 @@ func (s *searchScreen) doneStatus() tea.Cmd {
 func (s *searchScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := s.c.keys
 	switch {
-	case key.Matches(msg, k.Up):
-		s.list.move(-1)
-	case key.Matches(msg, k.Down):
-		s.list.move(1)
-	case key.Matches(msg, k.PageUp):
-		s.list.page(-1)
-	case key.Matches(msg, k.PageDown):
-		s.list.page(1)
-	case key.Matches(msg, k.Top):
-		s.list.top()
-	case key.Matches(msg, k.Bottom):
-		s.list.bottom()
+	case s.list.navigate(k, msg):
 	case key.Matches(msg, k.Refresh):
 		return s.start()
 	case key.Matches(msg, k.Back):

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/parkinglot/parkinglot/broker"
 )
 
@@ -358,4 +360,27 @@ func Vhost(t testing.TB) string {
 		t.Fatalf("grant %s permissions on %s: %v", user, name, err)
 	}
 	return name
+}
+
+// VhostChannel is a vhost of the test's own (Vhost) with the test broker's
+// user: its AMQP URL and a channel on it, closed when the test ends. For a
+// test whose command reads every parking lot of its vhost.
+func VhostChannel(t testing.TB) (vurl string, ch *amqp.Channel) {
+	t.Helper()
+	vhost := Vhost(t)
+	u, err := url.Parse(URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	vurl = URLFor(u.User.Username(), pw, vhost)
+	conn, err := amqp.Dial(vurl)
+	if err != nil {
+		t.Fatalf("dial %s: %v", broker.Redact(vurl), err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if ch, err = conn.Channel(); err != nil {
+		t.Fatal(err)
+	}
+	return vurl, ch
 }

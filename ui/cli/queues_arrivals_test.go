@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,19 +26,7 @@ import (
 // for a parking lot filled by dead-lettering alone the broker counts no
 // arrivals, and neither does the watch export any nor queues tell any.
 func TestQueuesArrivalsAndDepthMatchTheWatch(t *testing.T) {
-	vhost := brokertest.Vhost(t) // queues reads every parking lot of the vhost
-	u, _ := url.Parse(brokertest.URL())
-	pw, _ := u.User.Password()
-	vurl := brokertest.URLFor(u.User.Username(), pw, vhost)
-	conn, err := amqp.Dial(vurl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vurl, ch := brokertest.VhostChannel(t) // queues reads every parking lot of the vhost
 	published, deadLettered := brokertest.Name(t, "pub.dlq"), brokertest.Name(t, "dl.dlq")
 	source := brokertest.Name(t, "source")
 	for _, q := range []string{published, deadLettered} {

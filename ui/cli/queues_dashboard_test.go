@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,19 +27,7 @@ import (
 func TestQueuesShowsWhatTheWatchExports(t *testing.T) {
 	// a vhost of its own: queues --scan browses every parking lot of its
 	// vhost, and must not hold other tests' messages
-	vhost := brokertest.Vhost(t)
-	u, _ := url.Parse(brokertest.URL())
-	pw, _ := u.User.Password()
-	vurl := brokertest.URLFor(u.User.Username(), pw, vhost)
-	conn, err := amqp.Dial(vurl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vurl, ch := brokertest.VhostChannel(t)
 	lot := brokertest.Name(t, "dlq")
 	if _, err := ch.QueueDeclare(lot, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
