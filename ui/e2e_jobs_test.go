@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,7 @@ func jobsTUI(t *testing.T, n int, rate int) (tm *tmuxSession, ch *amqp.Channel, 
 	tm.waitFor("every message listed", fmt.Sprintf("%d messages", n))
 	tm.waitFor("the browse to end", "all given back")
 	tm.keys("R")
+	tm.waitFor("the dialog for all of them", fmt.Sprintf("Replay %d message(s)", n))
 	tm.waitFor("the plan", "reaches") // the line may wrap anywhere
 	tm.keys("Enter")
 	tm.waitFor("the replay under way", fmt.Sprintf("/%d", n))
@@ -89,10 +91,18 @@ func TestTUIJobGoesOnWhileBrowsingAndIsCancelled(t *testing.T) {
 	tm.keys("Escape")
 	tm.waitGone("the parking lot's list", "all given back")
 	tm.waitFor("the queues screen", other)
-	// The other parking lot's 2 h old message puts it first, once read
-	// (the job's parking lot is not read: its depth only).
+	// The other parking lot is the one whose row says 2h0m (its message's
+	// age; the job's parking lot is not read, its depth only).
 	tm.waitFor("the other parking lot's age", "2h0m")
-	tm.keys("Home")
+	brokertest.Eventually(t, 20*time.Second, 100*time.Millisecond, func() bool {
+		for _, l := range strings.Split(tm.capture(), "\n") {
+			if strings.Contains(l, "▸") && strings.Contains(l, "2h0m") {
+				return true
+			}
+		}
+		tm.keys("Down")
+		return false
+	}, func() string { return "the cursor never reached the other parking lot:\n" + tm.capture() })
 	tm.keys("Enter")
 	tm.waitFor("the other parking lot's list", "3 messages")
 	tm.waitFor("its browse to end", "all given back")
