@@ -446,10 +446,18 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	rep.Seen, rep.Taken = callerSeen, p.taken
 	rep.GivenBack = p.seen - rep.Taken - refreshed
 	p.mu.Unlock()
-	if p.mayBeQuorum() && rep.Taken > 0 && rep.GivenBack > 0 {
+	switch {
+	case p.mayBeQuorum() && rep.Taken > 0 && rep.GivenBack > 0:
 		if note := p.awaitApplied(ctx, p.facts.Ready-rep.Taken); note != "" {
 			rep.Notes = append(rep.Notes, note)
 		}
+	case rep.GivenBack > 0:
+		// The queue requeues what was given back after the nack: a pass
+		// opened right after this one (a plan after a browse) would find
+		// fewer ready messages, even none, and miss them. Wait until they
+		// are ready, briefly (a give-back of a million on 3.10 takes
+		// minutes; other clients may take some meanwhile).
+		_ = p.awaitReady(ctx, p.facts.Ready-rep.Taken, giveBackWait)
 	}
 	if err := p.conn.Bounded("close channel", p.answerWait(), p.ch.Close); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		return rep, fmt.Errorf("browse %s: close channel: %w", p.facts.Name, Explain(err))

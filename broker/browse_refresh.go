@@ -67,6 +67,10 @@ func (p *Pass) awaitApplied(ctx context.Context, wantReady int) string {
 	}
 }
 
+// giveBackWait bounds how long a pass's Close waits for what it gave back
+// to be ready again.
+const giveBackWait = 2 * time.Second
+
 // refreshBatch is how many held copies refresh acks per confirmed batch.
 // On a quorum queue every ack frame is a command the channel pipelines to
 // the queue; past 32 unapplied ones (rabbit_fifo_client's soft limit) the
