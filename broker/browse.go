@@ -456,8 +456,9 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 		// opened right after this one (a plan after a browse) would find
 		// fewer ready messages, even none, and miss them. Wait until they
 		// are ready, briefly (a give-back of a million on 3.10 takes
-		// minutes; other clients may take some meanwhile).
-		_ = p.awaitReady(ctx, p.facts.Ready-rep.Taken, giveBackWait)
+		// minutes; other clients may take some meanwhile). Polls are
+		// paced: a big requeue must not also answer a stream of declares.
+		_ = p.awaitReady(ctx, p.facts.Ready-rep.Taken, giveBackWait, 20*time.Millisecond)
 	}
 	if err := p.conn.Bounded("close channel", p.answerWait(), p.ch.Close); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		return rep, fmt.Errorf("browse %s: close channel: %w", p.facts.Name, Explain(err))

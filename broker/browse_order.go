@@ -141,7 +141,7 @@ func (p *Pass) giveBackInBatches(ctx context.Context) string {
 			return ""
 		}
 		given += len(batch)
-		if !p.awaitReady(ctx, base+given, batchWait) {
+		if !p.awaitReady(ctx, base+given, batchWait, 0) {
 			return fmt.Sprintf("the quorum queue did not take back %d given-back message(s) within %v; the rest were given back at once, and their order may have changed", given, batchWait)
 		}
 	}
@@ -161,11 +161,20 @@ func (p *Pass) readyNow() (int, error) {
 // batchWait bounds the wait for one batch of a batched give-back.
 const batchWait = 5 * time.Second
 
-// awaitReady polls the ready count (each poll a round trip) until it
-// reaches want (false after wait).
-func (p *Pass) awaitReady(ctx context.Context, want int, wait time.Duration) bool {
+// awaitReady polls the ready count (each poll a round trip, pause between
+// two) until it reaches want (false after wait).
+func (p *Pass) awaitReady(ctx context.Context, want int, wait, pause time.Duration) bool {
 	deadline := time.Now().Add(wait)
-	for {
+	for first := true; ; first = false {
+		if !first && pause > 0 {
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			case <-t.C:
+			}
+		}
 		ready, err := p.readyNow()
 		if err != nil {
 			return false
