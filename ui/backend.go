@@ -95,7 +95,9 @@ type BrowseRequest struct {
 
 // SearchRequest asks for one search across the parking lots.
 type SearchRequest struct {
-	Query replay.Query
+	// Queues to search; empty: every parking lot.
+	Queues []string
+	Query  replay.Query
 	// Keep bounds SearchResult.Matches (replay.SearchOptions.Keep; below
 	// 0: none kept, the caller keeps what OnMatch hands it).
 	Keep int

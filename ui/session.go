@@ -66,7 +66,7 @@ func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseRe
 }
 
 func (b sessionBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
-	res, err := b.s.Search(ctx, replay.SearchOptions{Query: req.Query, Keep: req.Keep, OnQueue: req.OnQueue, OnMatch: req.OnMatch, Skip: req.Skip})
+	res, err := b.s.Search(ctx, replay.SearchOptions{Queues: req.Queues, Query: req.Query, Keep: req.Keep, OnQueue: req.OnQueue, OnMatch: req.OnMatch, Skip: req.Skip})
 	if res == nil {
 		return replay.SearchResult{}, err
 	}
