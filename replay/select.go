@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -98,6 +99,21 @@ func (s *selection) missing(yield func(string, error) bool) {
 			return
 		}
 	}
+}
+
+// closePass ends an action's pass: it gives back what the pass still
+// holds (even when ctx ended), counts it, and reports the requested ids it
+// never found. err is the action's own error, which comes first.
+func closePass(ctx context.Context, p *broker.Pass, t *tally, sel *selection, queue string, err error) error {
+	rep, cerr := p.Close(context.WithoutCancel(ctx))
+	t.pass(rep)
+	if err == nil {
+		err = cerr
+		if merr := reportMissing(sel, t, queue); err == nil {
+			err = merr
+		}
+	}
+	return err
 }
 
 // reportMissing reports each requested id no pass found as not

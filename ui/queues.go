@@ -310,16 +310,7 @@ func (q *queuesScreen) sortByUrgency() {
 		return sn
 	}
 	slices.SortStableFunc(q.rows, func(a, b QueueRow) int {
-		if a.ParkingLot != b.ParkingLot {
-			if a.ParkingLot {
-				return -1
-			}
-			return 1
-		}
-		if !a.ParkingLot {
-			return 0
-		}
-		return watch.Urgency(snap(a), snap(b), now)
+		return watch.LotsFirst(a.ParkingLot, b.ParkingLot, snap(a), snap(b), now)
 	})
 }
 

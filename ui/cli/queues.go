@@ -139,16 +139,7 @@ type QueuesView struct {
 // after them by name, as Queues left them.
 func (v QueuesView) sortByUrgency() {
 	slices.SortStableFunc(v.Rows, func(a, b replay.QueueRow) int {
-		if a.ParkingLot != b.ParkingLot {
-			if a.ParkingLot {
-				return -1
-			}
-			return 1
-		}
-		if !a.ParkingLot {
-			return 0
-		}
-		return watch.Urgency(v.Lots[a.Name], v.Lots[b.Name], v.Now)
+		return watch.LotsFirst(a.ParkingLot, b.ParkingLot, v.Lots[a.Name], v.Lots[b.Name], v.Now)
 	})
 }
 
