@@ -161,15 +161,15 @@ func (r Result) Err() error {
 	if r.Failed == 0 {
 		return nil
 	}
-	e := &notAllDone{failed: r.Failed, done: r.Done}
+	e := &NotAllDoneError{Failed: r.Failed, Done: r.Done}
 	// The reason on the error line too, so that a log that keeps only
 	// stderr says why: the one reason, or the first of several.
 	if len(r.Failures) > 0 {
-		e.reason = r.Failures[0].Err
-		e.mixed = r.mixedReasons
+		e.Reason = r.Failures[0].Err
+		e.Mixed = r.mixedReasons
 		for _, f := range r.Failures[1:] {
-			if f.Err != e.reason {
-				e.mixed = true
+			if f.Err != e.Reason {
+				e.Mixed = true
 				break
 			}
 		}
@@ -177,22 +177,25 @@ func (r Result) Err() error {
 	return e
 }
 
-type notAllDone struct {
-	failed, done int
-	reason       string
-	mixed        bool // the failures have different reasons; reason is the first
+// NotAllDoneError ends a run that did some messages (Done) and not others
+// (Failed); Reason is the first failure's reason, Mixed says the others
+// differ. It is ErrNotAllDone to errors.Is.
+type NotAllDoneError struct {
+	Failed, Done int
+	Reason       string
+	Mixed        bool
 }
 
-func (e *notAllDone) Error() string {
-	s := strconv.Itoa(e.failed) + " message(s) not done, " + strconv.Itoa(e.done) + " done"
+func (e *NotAllDoneError) Error() string {
+	s := strconv.Itoa(e.Failed) + " message(s) not done, " + strconv.Itoa(e.Done) + " done"
 	switch {
-	case e.reason == "":
-	case e.mixed:
-		s += "; the first: " + oneLine(cut(e.reason, 300))
+	case e.Reason == "":
+	case e.Mixed:
+		s += "; the first: " + e.Reason
 	default:
-		s += ": " + oneLine(cut(e.reason, 300))
+		s += ": " + e.Reason
 	}
 	return s
 }
 
-func (e *notAllDone) Unwrap() error { return ErrNotAllDone }
+func (e *NotAllDoneError) Unwrap() error { return ErrNotAllDone }
