@@ -90,6 +90,9 @@ type Event struct {
 	Err         string                 `json:"error,omitempty"`
 	Code        FailureCode            `json:"code,omitempty"`
 	Text        string                 `json:"text,omitempty"`
+	// Route is the route a dry-run message would take, and the route a
+	// note warns of (Text empty: the caller words it, ui/format).
+	Route *RoutePreview `json:"-"`
 	// Resets are the retry counters the copy reset (replayed, dry-run).
 	Resets []string `json:"resets,omitempty"`
 	Done   int      `json:"done"`  // messages finished so far (done or failed)
@@ -115,6 +118,9 @@ type Result struct {
 	// Notes are things the user should know (a reconnect, a note of the
 	// browse pass about quorum delivery limits).
 	Notes []string `json:"notes,omitempty"`
+	// Routes are a dry run's routes that warn (RoutePreview.Warns), told
+	// before the Notes once worded (ui/format.RouteWarning).
+	Routes []RoutePreview `json:"-"`
 	// Run is a replay's run id (Options.Run), for RunStatus.
 	Run string `json:"run,omitempty"`
 }

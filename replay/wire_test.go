@@ -157,7 +157,7 @@ func TestReplayPlanCountsCCQueues(t *testing.T) {
 		t.Fatalf("plan: %v %+v", err, plan)
 	}
 	r := plan.Routes[0]
-	if len(r.CCQueues) != 1 || r.CCQueues[0] != auditQ || !strings.Contains(r.Warning, "CC/BCC") || !strings.Contains(r.Warning, auditQ) {
+	if len(r.CCQueues) != 1 || r.CCQueues[0] != auditQ || !r.Warns() {
 		t.Fatalf("route %+v: want %s through CC, with a warning", r, auditQ)
 	}
 	if len(plan.Items) != 1 || len(plan.Items[0].CC) != 1 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/replay/watch"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // sessionBackend adapts *replay.Session to Backend: the only file that
@@ -91,7 +92,7 @@ func planFrom(p replay.Plan) Plan {
 	for _, r := range p.Routes {
 		pr := PlannedRoute{
 			Destination: r.Destination, Messages: r.Messages, Queues: r.Queues,
-			Known: r.Available, FailedQueues: r.FailedQueues, Problem: r.Err, CC: r.CC, CCQueues: r.CCQueues,
+			Known: r.Available, FailedQueues: r.FailedQueues, Problem: format.RouteError(r), CC: r.CC, CCQueues: r.CCQueues,
 			Source: mostCommon(r.Sources),
 		}
 		out.Routes = append(out.Routes, pr)
