@@ -12,9 +12,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
-	"github.com/parkinglot/parkinglot/replay/bitset"
 )
 
 // msgIndex is one browse's messages as the list needs them, in memory that
@@ -35,11 +34,11 @@ type msgIndex struct {
 	origins strTable // originText
 	// back holds the messages that came back after a replay
 	// (Facts.CameBack), a bit each, for the group screen's count.
-	back bitset.Set
+	back store.BitSet
 	// The widest id and origin, so columns are no wider than needed.
 	idWidth, originWidth int
 
-	hay, sums *broker.Records
+	hay, sums *store.Records
 	// shown caches the summaries of rows drawn lately (a frame draws the
 	// same rows as the one before); reset when it grows past shownMax.
 	shown map[int32]replay.Summary
@@ -91,11 +90,11 @@ func (t *strTable) ranks() []uint32 {
 
 // newMsgIndex creates the index and its two files.
 func newMsgIndex() (*msgIndex, error) {
-	hay, err := broker.NewRecords("", "parkinglot-rows-*.hay", "message list")
+	hay, err := store.NewRecords("", "parkinglot-rows-*.hay", "message list")
 	if err != nil {
 		return nil, err
 	}
-	sums, err := broker.NewRecords("", "parkinglot-rows-*.sum", "message list")
+	sums, err := store.NewRecords("", "parkinglot-rows-*.sum", "message list")
 	if err != nil {
 		_ = hay.Close()
 		return nil, err
@@ -211,11 +210,11 @@ func (d *msgIndex) id(i int32) (string, error) {
 }
 
 // idSet is the ids of messages idx as a sealed set, compact however many
-// they are (replay.IDSet); repeated ids are kept once and counted in its
+// they are (store.IDSet); repeated ids are kept once and counted in its
 // Repeats. The caller closes it. A long list is read in one pass over the
 // file rather than a read a message.
-func (d *msgIndex) idSet(idx []int32) (*replay.IDSet, error) {
-	set := replay.NewIDSet()
+func (d *msgIndex) idSet(idx []int32) (*store.IDSet, error) {
+	set := store.NewIDSet()
 	err := d.eachID(idx, set.Add)
 	if err == nil {
 		err = set.Seal()
@@ -241,7 +240,7 @@ func (d *msgIndex) eachID(idx []int32, fn func(id string) error) error {
 		}
 		return nil
 	}
-	var want bitset.Set // a bit a message, not a map a chosen one
+	var want store.BitSet // a bit a message, not a map a chosen one
 	for _, i := range idx {
 		want.Put(int(i), true)
 	}
