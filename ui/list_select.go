@@ -63,14 +63,10 @@ func (m *messagesScreen) carrySelection(old *msgIndex) {
 		return // unreadable: forget the selection rather than guess
 	}
 	defer want.Close()
-	_ = m.data.scan(0, func(i int32, rec []byte) bool {
-		id, _, err := readID(rec)
-		if err == nil {
-			var in bool
-			in, err = want.Contains(id)
-			if in {
-				m.selected.set(i, true)
-			}
+	_ = m.data.rows.ScanIDs(0, func(i int32, id string) bool {
+		in, err := want.Contains(id)
+		if in {
+			m.selected.set(i, true)
 		}
 		return err == nil
 	})
