@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -48,7 +49,7 @@ type Selector struct {
 	IDs []string
 	// Chosen is a selection by id too, built by the caller and kept
 	// compact (the TUI's selection of many rows); the caller closes it.
-	Chosen *IDSet
+	Chosen *store.IDSet
 	All    bool
 	Filter string // an expr-lang expression over the message (see filter.go)
 }

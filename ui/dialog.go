@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -37,9 +38,9 @@ type dialog struct {
 	c     *common
 	kind  actionKind
 	queue string
-	what  string        // what is chosen, for people: "group “…” (12 messages)"
-	ids   *replay.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
-	id    string        // edit: the one message
+	what  string       // what is chosen, for people: "group “…” (12 messages)"
+	ids   *store.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
+	id    string       // edit: the one message
 	bulk  bool
 	// shared counts chosen rows whose id another chosen row has too: the
 	// backend acts on one copy per id.
@@ -76,7 +77,7 @@ type dialog struct {
 	started    time.Time // when the action began, for the ETA
 }
 
-func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet) *dialog {
+func newDialog(c *common, kind actionKind, queue, what string, ids *store.IDSet) *dialog {
 	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids}
 	d.bulk = d.count() > 1
 	d.dest = textinput.New()
@@ -126,7 +127,7 @@ func (d *dialog) count() int {
 	return d.ids.Len()
 }
 
-func newReplayDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
+func newReplayDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
 	return newDialog(c, actionReplay, queue, what, ids)
 }
 
@@ -136,11 +137,11 @@ func newEditDialog(c *common, queue, id string) *dialog {
 	return d
 }
 
-func newDeleteDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
+func newDeleteDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
 	return newDialog(c, actionDelete, queue, what, ids)
 }
 
-func newExportDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
+func newExportDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
 	return newDialog(c, actionExport, queue, what, ids)
 }
 
