@@ -27,7 +27,7 @@
 // and gives everything back at once, and before 4.0 a quorum queue that
 // may have a delivery limit gets its give-back 32 messages at a time, so
 // the queue keeps its order (browse_order.go). What differs by version is
-// in the README's version table, asserted by versions_test.go.
+// asserted, one behaviour a test on every version, by versions_test.go.
 //
 // # Messages
 //

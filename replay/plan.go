@@ -41,7 +41,7 @@ type Plan struct {
 	// Skipped counts messages a filter could not be evaluated on.
 	Skipped int `json:"skipped,omitempty"`
 	// Resets counts, per retry counter, the messages whose copy would have
-	// it reset (README, "Headers").
+	// it reset (Transform).
 	Resets map[string]int    `json:"resets,omitempty"`
 	Notes  []string          `json:"notes,omitempty"`
 	Facts  broker.QueueFacts `json:"-"`

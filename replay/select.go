@@ -12,8 +12,8 @@ import (
 
 // selection applies a Selector to the messages of a pass. A selection by
 // id chooses every message that carries a requested id, however many share
-// it (README: identical messages share a content id, and acting on it acts
-// on all of them), so a pass by id reads the whole queue. It keeps a bit a
+// it (package doc, "Identity": acting on an id acts on every message that
+// carries it), so a pass by id reads the whole queue. It keeps a bit a
 // requested id for "found", positions in its IDSet, so that it does not
 // grow a map with what it finds.
 type selection struct {

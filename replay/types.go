@@ -58,7 +58,7 @@ type Selector struct {
 type Target string
 
 const (
-	// TargetOrigin sends to the resolved origin (README, "Where a replay goes") — the default.
+	// TargetOrigin sends to the resolved origin (retrycore's resolution rules) — the default.
 	TargetOrigin Target = "origin"
 	// TargetQueue sends to the queue that failed alone: the default exchange
 	// with the queue name as routing key.
@@ -113,7 +113,7 @@ type Result struct {
 	// among those not listed.
 	mixedReasons bool
 	// Resets counts, per retry counter, the copies sent with it reset
-	// (README, "Headers": a fresh retry budget in every convention).
+	// (a fresh retry budget in every convention: Transform).
 	Resets map[string]int    `json:"resets,omitempty"`
 	Pass   broker.PassReport `json:"pass"`
 	// Notes are things the user should know (a reconnect, a note of the
@@ -128,8 +128,8 @@ type Result struct {
 
 // MaxListedFailures is how many failures a Result lists, and a plan's
 // refusals PlanEach keeps, by id: a run over a parking lot of any size
-// counts the rest, so its memory does not grow with the failures (README,
-// "Memory: a parking lot of any size").
+// counts the rest, so its memory does not grow with the failures: a
+// downstream outage can park every message a service receives.
 const MaxListedFailures = 100
 
 // Failure is one message that was not done.

@@ -17,8 +17,8 @@ import (
 
 // A message a quorum queue dead-lettered by its delivery limit (2, as an
 // argument) was handled limit + 1 = 3 times; list shows 3, the limit
-// looked up through the management API, not a lower bound (README,
-// "Headers"). Every give-back here is a reject, which every version counts.
+// looked up through the management API, not a lower bound. Every give-back
+// here is a reject, which every version counts.
 func TestQuorumDeliveryLimitAttemptsAreExact(t *testing.T) {
 	ch := brokertest.Channel(t)
 	mainQ := brokertest.Name(t, "limited")
@@ -62,7 +62,8 @@ func TestQuorumDeliveryLimitAttemptsAreExact(t *testing.T) {
 // replay --target queue sends the copy to the queue it failed in alone,
 // and records where it first came from: when the copy fails again and is
 // dead-lettered, resolving its origin gives the original exchange and
-// routing key, not the default exchange and that queue (README, "Headers").
+// routing key, not the default exchange and that queue (package doc, "What
+// a replay sends").
 func TestReplayTargetQueueRecordsTheOrigin(t *testing.T) {
 	ch := brokertest.Channel(t)
 	ex := brokertest.Name(t, "orders")

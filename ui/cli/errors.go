@@ -14,7 +14,8 @@ import (
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
-// Exit statuses (README, "The CLI").
+// Exit statuses: a contract with scripts, so a number never changes
+// meaning. 130 (ExitInterrupted) is the shell's for SIGINT.
 const (
 	ExitOK      = 0
 	ExitError   = 1

