@@ -158,27 +158,11 @@ func startBrowse(c *common, queue, filter string) (*feed, tea.Cmd) {
 	return f, start
 }
 
-// actionKind names what a dialog does.
-type actionKind int
-
-const (
-	actionReplay actionKind = iota
-	actionEdit
-	actionDelete
-	actionExport
-)
-
-// name is the action as a noun, for a job's line.
-func (k actionKind) name() string {
-	return [...]string{"replay", "edit", "delete", "export"}[k]
-}
-
-func (k actionKind) verb() string {
-	return [...]string{"replayed", "replayed (edited)", "deleted", "exported"}[k]
-}
+// runFunc is the backend call an action makes in its worker.
+type runFunc func(ctx context.Context, req ActionRequest) (replay.Result, error)
 
 // startAction runs an action in a worker, streaming progress to the feed.
-func startAction(c *common, kind actionKind, req ActionRequest, path string, draft *EditDraft) (*feed, tea.Cmd) {
+func startAction(c *common, req ActionRequest, run runFunc) (*feed, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	f := newFeed(cancel)
 	req.Progress = f.setEvent
@@ -192,18 +176,7 @@ func startAction(c *common, kind actionKind, req ActionRequest, path string, dra
 		go func() {
 			defer c.workers.end()
 			defer cancel()
-			var res replay.Result
-			var err error
-			switch kind {
-			case actionReplay:
-				res, err = c.backend.Replay(ctx, req)
-			case actionEdit:
-				res, err = c.backend.FinishEdit(ctx, draft, req)
-			case actionDelete:
-				res, err = c.backend.Delete(ctx, req)
-			case actionExport:
-				res, err = c.backend.Export(ctx, req, path)
-			}
+			res, err := run(ctx, req)
 			f.finish(actionDoneMsg{f: f, res: res, err: err}, nil)
 		}()
 		return f.next()()
