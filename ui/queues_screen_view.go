@@ -35,7 +35,8 @@ func (q *queuesScreen) View() string {
 			sel = &q.rows[c]
 		}
 		// On a cluster: the nodes down or in an alarm, where the selected
-		// queue lives, or why it cannot be used now (README, "Clusters").
+		// queue lives, or why it cannot be used now — before an action
+		// finds out.
 		if facts, warn := clusterFacts(q.nodes, q.rows, sel); len(facts) > 0 {
 			style := st.Dim
 			if warn {
