@@ -9,7 +9,9 @@
 // queuesScreen (queues_screen.go), messagesScreen (messages_screen.go, its
 // view, its action keys and its selection in selection.go), messageScreen
 // (message_screen.go), searchScreen (search.go) and jobsScreen
-// (jobs_screen.go). Every screen and dialog shares one common value
+// (jobs_screen.go); each implements screen (screen.go, with the
+// navigation messages the root obeys). Every screen and dialog shares one
+// common value
 // (common.go): the body's size, the Styles (styles.go, where every colour
 // is), the KeyMap (keys.go), the Backend and the program's context.
 //
@@ -25,7 +27,9 @@
 //
 // The TUI does no AMQP or HTTP of its own: every call to the broker goes
 // through Backend, inside a tea.Cmd (cmds.go), and comes back as a typed
-// message; Update stores it and View draws it. The real Backend,
+// message; Update stores it and View draws it. Workers that may hold
+// messages are counted (workers.go), so quitting waits until each gave
+// its messages back. The real Backend,
 // sessionBackend (session_backend.go), is the only code that calls
 // replay's operations; model tests use a fake. The other files use
 // replay's values (Summary, Result, Event, IDSet) and its pure rules
