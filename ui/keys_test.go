@@ -35,7 +35,7 @@ func TestEveryKeyIsInTheHelp(t *testing.T) {
 		d.state = st
 		helps = append(helps, d)
 		e := newEditDialog(c, "q", "a")
-		e.state, e.draft = st, &EditDraft{}
+		e.state, e.act.(*editAction).draft = st, &EditDraft{}
 		helps = append(helps, e)
 	}
 	shown := map[string]bool{}

@@ -13,8 +13,8 @@ import (
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
-// sessionBackend adapts *replay.Session to Backend: the only file that
-// follows replay's API.
+// sessionBackend adapts *replay.Session to Backend: the only code that
+// calls replay's operations.
 type sessionBackend struct{ s *replay.Session }
 
 // NewSessionBackend is the real Backend.
