@@ -53,6 +53,10 @@ type Backend interface {
 	// Export writes the chosen messages to path as JSON Lines, leaving
 	// them in the queue.
 	Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error)
+	// Import publishes the export file at path back into req.Queue
+	// (replay.Session.Import with the queue as destination), the whole
+	// file checked first.
+	Import(ctx context.Context, req ActionRequest, path string) (replay.Result, error)
 	// PrepareEdit writes the body of message id to a private temporary
 	// file for $EDITOR.
 	PrepareEdit(ctx context.Context, queue, id string) (*EditDraft, error)

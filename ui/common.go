@@ -24,6 +24,7 @@ type common struct {
 	now        func() time.Time
 	editor     func(path string, done func(error) tea.Msg) tea.Cmd // runs $EDITOR on path
 	exportDir  string                                              // where exports go by default
+	lastExport string                                              // the file this session last exported to, offered by import
 	describe   string                                              // the connection, for the status bar
 	refresh    time.Duration                                       // queue depth refresh; negative: never
 	searchKeep int                                                 // matches a search keeps (0: replay.DefaultSearchKeep)

@@ -62,5 +62,12 @@ func (a *exportAction) lines(d *dialog, _ int) []string {
 	return d.runLines()
 }
 
+// finished remembers the file for an import.
+func (a *exportAction) finished(d *dialog) {
+	if d.err == nil && d.result.Done > 0 {
+		d.c.lastExport = a.savedTo()
+	}
+}
+
 func (a *exportAction) removes() bool   { return false }
 func (a *exportAction) savedTo() string { return strings.TrimSpace(a.path.Value()) }

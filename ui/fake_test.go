@@ -463,6 +463,39 @@ func (f *fakeBackend) Export(ctx context.Context, req ActionRequest, path string
 	return f.remove(ctx, replay.EventExported, req, true)
 }
 
+// Import adds one message a non-empty line of the file to req.Queue, as
+// replay.Session.Import publishes each exported message back.
+func (f *fakeBackend) Import(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
+	f.record(fmt.Sprintf("import %s %s rate=%g", req.Queue, path, req.Rate))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return replay.Result{}, err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	var res replay.Result
+	for i := range lines {
+		if f.gate != nil {
+			select {
+			case <-f.gate:
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
+		}
+		id := fmt.Sprintf("imported-%d", i+1)
+		f.add(req.Queue, id, "imported", time.Minute, `{}`)
+		res.Done++
+		if req.Progress != nil {
+			req.Progress(replay.Event{Kind: replay.EventImported, ID: id, Done: res.Done, Total: len(lines)})
+		}
+	}
+	return res, nil
+}
+
 func (f *fakeBackend) PrepareEdit(_ context.Context, queue, id string) (*EditDraft, error) {
 	f.record("prepare-edit " + id)
 	f.mu.Lock()

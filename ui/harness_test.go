@@ -160,7 +160,7 @@ func keyMsg(k string) tea.KeyMsg {
 		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
 		"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "space": tea.KeySpace, "left": tea.KeyLeft, "right": tea.KeyRight,
 		"ctrl+t": tea.KeyCtrlT, "ctrl+a": tea.KeyCtrlA, "ctrl+r": tea.KeyCtrlR, "ctrl+c": tea.KeyCtrlC,
-		"backspace": tea.KeyBackspace,
+		"backspace": tea.KeyBackspace, "ctrl+u": tea.KeyCtrlU,
 	}
 	if t, ok := special[k]; ok {
 		if t == tea.KeySpace {

@@ -32,6 +32,7 @@ type KeyMap struct {
 	Edit       key.Binding
 	Delete     key.Binding
 	Export     key.Binding
+	Import     key.Binding
 
 	// Dialogs.
 	Confirm      key.Binding
@@ -87,6 +88,7 @@ func DefaultKeyMap() *KeyMap {
 		Edit:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit")),
 		Delete:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "delete")),
 		Export:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "export")),
+		Import:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "import an export file")),
 
 		Confirm:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm")),
 		Cancel:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),

@@ -394,6 +394,11 @@ func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany),
 		key.Matches(msg, k.Edit), key.Matches(msg, k.Delete), key.Matches(msg, k.Export):
 		return m.action(msg)
+	case key.Matches(msg, k.Import):
+		// The list's pass would see some of the new messages and not
+		// others: it stops, and reloads once the dialog closes.
+		m.stopLoading()
+		return openDialog(newImportDialog(m.c, m.queue))
 	}
 	return nil
 }

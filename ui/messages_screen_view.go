@@ -174,7 +174,7 @@ func (m *messagesScreen) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, described(k.Filter, "filter; /=EXPR filters by a --filter expression"), k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
-		{k.Select, k.SelectAll, k.ReplayOne, k.ReplayMany, described(k.Edit, "edit in $EDITOR, replay"), k.Delete, k.Export},
+		{k.Select, k.SelectAll, k.ReplayOne, k.ReplayMany, described(k.Edit, "edit in $EDITOR, replay"), k.Delete, k.Export, k.Import},
 		{k.Help, k.Jobs, k.Quit, k.ForceQuit},
 	}
 }

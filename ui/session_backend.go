@@ -10,6 +10,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/replay/watch"
+	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
@@ -146,6 +147,11 @@ func (b sessionBackend) Delete(ctx context.Context, req ActionRequest) (replay.R
 
 func (b sessionBackend) Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
 	return b.s.Export(ctx, replay.ExportOptions{Queue: req.Queue, Select: req.Select, File: path, Progress: req.Progress})
+}
+
+func (b sessionBackend) Import(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
+	return b.s.Import(ctx, replay.ImportOptions{File: path, To: &retrycore.Destination{RoutingKey: req.Queue},
+		Rate: req.Rate, Progress: req.Progress})
 }
 
 func (b sessionBackend) PrepareEdit(ctx context.Context, queue, id string) (*EditDraft, error) {

@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportPublishesAFileBackIntoTheParkingLot: i on a parking lot's list
+// offers the file this session exported last; enter imports the file typed
+// into that parking lot, and the list reloads with the messages.
+func TestImportPublishesAFileBackIntoTheParkingLot(t *testing.T) {
+	hs := startOnLot(t, 120, 30)
+	hs.press("x")
+	hs.untilScreen("Export 7 message(s)")
+	hs.press("enter")
+	exported := "/tmp/exports/demo.error.dlq-20250314-092653.jsonl"
+	hs.untilScreen("✓ exported 7 to " + exported)
+	hs.until("the export closed, the list loaded", func() bool { return hs.m.dialog == nil && hs.loaded() })
+
+	hs.press("i")
+	hs.untilScreen("Import an export file")
+	if s := hs.screen(); !strings.Contains(s, exported) || !strings.Contains(s, "published to demo.error.dlq") {
+		t.Fatalf("the dialog does not offer the last export, or say where it goes:\n%s", s)
+	}
+	file := filepath.Join(t.TempDir(), "fixed.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n{}\n{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.press("ctrl+u") // clear the field
+	hs.typeText(file)
+	hs.press("enter")
+	hs.until("imported", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("✓ imported 3")
+	if hs.fb.called("import demo.error.dlq "+file) != 1 {
+		t.Fatalf("calls: %v", hs.fb.callList())
+	}
+	hs.until("the list reloaded", func() bool { return hs.loaded() && hs.messages().data.len() == 10 })
+}
+
+// TestImportRunsAsAJob: a running import goes to the background with b,
+// like every action, and its parking lot is refused to a second action.
+func TestImportRunsAsAJob(t *testing.T) {
+	hs := startOnLot(t, 120, 30)
+	file := filepath.Join(t.TempDir(), "fixed.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.fb.gate = make(chan struct{})
+	hs.press("i")
+	hs.untilScreen("Import an export file")
+	hs.press("ctrl+u")
+	hs.typeText(file)
+	hs.press("enter")
+	hs.untilScreen("0/1") // running; the file's count comes with the first message
+	hs.fb.gate <- struct{}{}
+	hs.untilScreen("1/2")
+	hs.press("b")
+	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
+	hs.untilScreen("job: import 1/2")
+	hs.press("d")
+	hs.untilScreen("a import job is acting on demo.error.dlq")
+	hs.fb.gate <- struct{}{}
+	hs.untilScreen("job on demo.error.dlq: imported 2")
+	if n := len(hs.fb.ids("demo.error.dlq")); n != 9 {
+		t.Fatalf("%d messages, want 7 + 2 imported", n)
+	}
+}
