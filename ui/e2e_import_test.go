@@ -66,6 +66,12 @@ func TestTUIExportDeleteImport(t *testing.T) {
 			tm.keys("Enter")
 			tm.waitFor("the import", "imported 3")
 			waitDepth(t, ch, lot, 3, "after the import")
+			// The list reloads with a pass that holds the messages a
+			// moment: read them once the program is gone.
+			tm.waitFor("the list again", "all given back")
+			tm.keys("q")
+			tm.waitFor("the exit", "EXITED:0")
+			waitDepth(t, ch, lot, 3, "after the exit")
 			ids := map[string]bool{}
 			for range 3 {
 				d, ok, err := ch.Get(lot, false)
@@ -80,8 +86,6 @@ func TestTUIExportDeleteImport(t *testing.T) {
 			if len(ids) != 3 || !ids["imp-0"] || !ids["imp-1"] || !ids["imp-2"] {
 				t.Fatalf("ids after the import: %v", ids)
 			}
-			tm.keys("q")
-			tm.waitFor("the exit", "EXITED:0")
 		})
 	}
 }
