@@ -232,3 +232,23 @@ func hasAnyPrefix(h amqp.Table, prefix string) bool {
 	}
 	return false
 }
+
+// RecordOrigin writes o into the copy's headers as the contract's
+// x-original-exchange / x-original-routing-key (and x-original-queue when
+// o names the failed queue), replacing what was there, so a copy sent to
+// the failed queue alone (replay --target queue) still knows its true
+// origin when it fails again (README, "Where a replay goes"). h is changed
+// in place; it returns the headers it set.
+func RecordOrigin(h amqp.Table, o Origin) []string {
+	if h == nil {
+		return nil
+	}
+	h[HeaderOriginalExchange] = o.Exchange
+	h[HeaderOriginalRoutingKey] = o.RoutingKey
+	set := []string{HeaderOriginalExchange, HeaderOriginalRoutingKey}
+	if o.Queue != "" {
+		h[HeaderOriginalQueue] = o.Queue
+		set = append(set, HeaderOriginalQueue)
+	}
+	return set
+}
