@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -19,9 +18,6 @@ var (
 	// ErrUnroutable: the broker returned the copy (no queue bound); the
 	// message stays parked.
 	ErrUnroutable = errors.New("unroutable: no queue is bound for that exchange and routing key")
-	// ErrNacked: the broker refused the copy (for example a full queue with
-	// x-overflow reject-publish); the message stays parked.
-	ErrNacked = broker.ErrNacked
 	// ErrBadFilter: a filter expression does not compile (the caller's
 	// mistake, not the broker's).
 	ErrBadFilter = errors.New("bad filter")

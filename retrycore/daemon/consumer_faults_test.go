@@ -14,6 +14,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -313,7 +314,7 @@ func TestRunNackedRetryCopyGivesTheMessageBack(t *testing.T) {
 	}, func() string { return "policy " + policy + " never applied to " + tier.Queue })
 	l := startLoop(t, p, failUntilRetried(), nil)
 	publishN(t, p, "nacked", 1, func(int) string { return "x" })
-	expectGivenBack(t, l, p, ErrPublishNacked, func() {
+	expectGivenBack(t, l, p, broker.ErrNacked, func() {
 		if err := m.DeletePolicy(ctx, policy); err != nil {
 			t.Fatal(err)
 		}

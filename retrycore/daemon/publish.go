@@ -13,10 +13,9 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// Errors a retry or park publish can fail with; the original message is
-// then given back, never acked.
+// Errors a retry or park publish can fail with, besides broker.ErrNacked;
+// the original message is then given back, never acked.
 var (
-	ErrPublishNacked   = broker.ErrNacked
 	ErrPublishReturned = errors.New("the copy was unroutable (returned)")
 	ErrPublishTimeout  = errors.New("no publisher confirm in time")
 	ErrPublishBlocked  = errors.New("the broker is blocking publishers (resource alarm)")
@@ -177,9 +176,9 @@ func (c *sentCopy) settled() error {
 		if e != nil {
 			return fmt.Errorf("publish channel closed: %w", broker.Explain(e))
 		}
-		return fmt.Errorf("publish channel closed before the confirm: %w", ErrPublishNacked)
+		return fmt.Errorf("publish channel closed before the confirm: %w", broker.ErrNacked)
 	}
-	return ErrPublishNacked
+	return broker.ErrNacked
 }
 
 // claimReturn drains the return buffer and takes out the return that
