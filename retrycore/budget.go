@@ -10,7 +10,7 @@ import (
 )
 
 // ResetBudget gives a replayed copy a fresh retry budget in every
-// convention parkinglot reads (README, "Headers"): it removes x-death,
+// convention parkinglot reads: it removes x-death,
 // x-first-death-*, x-last-death-*, x-retry-count and x-delivery-count,
 // rascal's recovery counters (rascal.recovery, and rascal.redeliveries set
 // to 0), and sets Celery's retries to 0 (of the same integer type). h is the

@@ -6,7 +6,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// Sources of the facts read from frameworks' own headers (README, "Headers").
+// Sources of the facts read from frameworks' own headers, as Facts and
+// Origin name them.
 const (
 	// SourceRascalError is the error text's source for rascal's nested
 	// rascal.error.message.

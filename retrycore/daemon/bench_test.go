@@ -19,8 +19,8 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// The daemon benchmarks (README, "Performance"): retrycore.Run with a no-op Go
-// handler against the raw amqp091-go loops, measured in the same run.
+// The daemon benchmarks: Run with a no-op Go handler against the raw
+// amqp091-go loops, measured in the same run.
 
 const (
 	benchPrefetch = 500
@@ -31,8 +31,8 @@ const (
 
 // benchPipeline is a pipeline with unique names, prefetch 500 and one
 // delay tier of delay, deleted when the benchmark ends: classic, or quorum
-// with $PARKINGLOT_BENCH_QUEUE_TYPE=quorum (README, "Performance": make
-// bench-cluster), the raw baselines then consuming the same quorum queues.
+// with $PARKINGLOT_BENCH_QUEUE_TYPE=quorum (make bench-cluster), the raw
+// baselines then consuming the same quorum queues.
 func benchPipeline(b *testing.B, delay time.Duration) retrycore.Pipeline {
 	b.Helper()
 	concurrency := benchConcurrency
@@ -132,7 +132,7 @@ func runUntil(b *testing.B, p retrycore.Pipeline, h Handler, want int) time.Dura
 	return took
 }
 
-// BenchmarkDaemonHappyPath runs 100,000 messages through retrycore.Run
+// BenchmarkDaemonHappyPath runs 100,000 messages through Run
 // with a no-op handler (every message done on its first attempt),
 // alternated round by round with a raw consume + ack loop (amqp091-go,
 // single acks) at the same prefetch. Target: ≥ 0.9× the raw loop.

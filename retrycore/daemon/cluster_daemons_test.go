@@ -32,7 +32,7 @@ func TestClusterDaemonsShareMainQueueNodeStop(t *testing.T) {
 		timeout:     6 * time.Minute,
 		daemons:     3,
 		// Daemon i's list starts at node i. The first dial of a process
-		// starts at a random URL of its list (README, "Clusters"), so the
+		// starts at a random URL of its list (broker.Dial), so the
 		// order alone does not place it: respread restarts a daemon that
 		// shares its node with another until each is on its own node.
 		daemonArgs: func(i int) []string {

@@ -69,8 +69,7 @@ func (t *confirmTracker) settle(a awaiting) {
 	switch a.res.Outcome {
 	case OutcomeLabelRetried:
 		// At info, like parked: at the default level a retry is the one
-		// sign of life between a failure and the parking (README, "The
-		// consumer daemon").
+		// sign of life between a failure and the parking.
 		s.log.Info("retrying", "id", a.res.MessageID, "attempt", a.res.Attempt, "tier", a.res.Tier, "in", s.tierDelay(a.res.Tier), "err", a.handled)
 	case OutcomeLabelParked:
 		s.log.Info("parked", "id", a.res.MessageID, "kind", a.res.Kind, "attempt", a.res.Attempt, "err", a.handled)

@@ -109,16 +109,15 @@ func fatal(err error) bool {
 const stableSession = 30 * time.Second
 
 // Run consumes the pipeline's main queue and hands each message to h until
-// ctx is cancelled (README, "The consumer daemon"): acks what h finished, retries transient
-// failures through the delay tiers (acking only after the broker confirmed
-// the copy), and parks permanent failures and exhausted retries. It
-// reconnects and redeclares the topology when a connection drops. On
-// cancellation it starts nothing more, lets in-flight handlers finish,
-// sends their acks, cancels its consumer (whose answer means the broker
-// applied those acks), gives back what it had not started, and returns
-// nil. It returns an error for
-// what reconnecting cannot fix: a bad URL or credentials, a topology that
-// differs from the pipeline.
+// ctx is cancelled: it acks what h finished, retries transient failures
+// through the delay tiers (acking only after the broker confirmed the
+// copy), and parks permanent failures and exhausted retries. It reconnects
+// and redeclares the topology when a connection drops. On cancellation it
+// starts nothing more, lets in-flight handlers finish, sends their acks,
+// cancels its consumer (whose answer means the broker applied those acks),
+// gives back what it had not started, and returns nil. It returns an error
+// for what reconnecting cannot fix: a bad URL or credentials, a topology
+// that differs from the pipeline.
 func Run(ctx context.Context, opts RunOptions, h Handler) error {
 	if h == nil {
 		return errors.New("run: no handler")

@@ -40,8 +40,8 @@ type ExecOptions struct {
 	KillGrace time.Duration
 }
 
-// ExecHandler runs a command per message (README, "Handler contracts"): body on stdin, facts
-// in the environment, exit status as the outcome.
+// ExecHandler runs a command per message: body on stdin, facts in the
+// environment, exit status as the outcome.
 type ExecHandler struct {
 	path string
 	argv []string

@@ -30,7 +30,8 @@ const (
 // request header blocks over 8–16 KiB, which would fail every attempt.
 const maxHTTPHeaders = 8 << 10
 
-// HTTPHandler POSTs each message to a URL (README, "Handler contracts").
+// HTTPHandler POSTs each message to a URL, with its facts in
+// X-Parkinglot-* headers and the HTTP status as the outcome.
 type HTTPHandler struct {
 	url    string
 	client *http.Client

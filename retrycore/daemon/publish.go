@@ -24,8 +24,8 @@ var (
 // publisher is the session's one confirm-mode channel on the publish
 // connection, shared by every worker. On one channel the broker confirms
 // the copies of all workers in batches (basic.ack multiple); a channel per
-// worker measured 0.79 of the raw retry loop against 0.85 shared (README,
-// "Performance"). amqp091-go numbers a publish and writes it under the
+// worker measured 0.79 of the raw retry loop against 0.85 shared.
+// amqp091-go numbers a publish and writes it under the
 // channel's own lock; mu only serializes the (re)opening around it. Each
 // worker's confirm tracker (confirms.go) waits for that worker's copies in
 // the order they were sent. A copy that times out or fails to send closes

@@ -154,7 +154,7 @@ func TestSecretsNeverAppearInAnyOutput(t *testing.T) {
 		}
 	}
 
-	// Password sources (README, "Passwords"): URLs that name the user and
+	// Password sources: URLs that name the user and
 	// no password take it from PARKINGLOT_PASSWORD_FILE, a context's
 	// password_file or its password_command; `config` says where from; a
 	// config file readable by others with a clear-text password warns; a
