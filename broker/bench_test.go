@@ -20,7 +20,7 @@ import (
 // over a 100,000-message classic queue (1 KiB persistent messages with a
 // parked message's headers) that holds every delivery, stores it in a
 // spool and gives everything back, alternated round by round with the raw
-// hold-unacked consume of the same queue (README, "Performance"). replay's BenchmarkBrowse
+// hold-unacked consume of the same queue (brokertest, "Benchmark method"). replay's BenchmarkBrowse
 // adds the decoding, origins and error groups on top of this.
 func BenchmarkPassScan(b *testing.B) {
 	n := brokertest.BenchCount(b, 100_000)

@@ -26,15 +26,15 @@ var ErrStalled = errors.New("browse stalled")
 // once to a consumer with room in its prefetch; a stream or a
 // single-active-consumer queue held by another sends nothing at all). It
 // also ends a pass on a quorum queue that lost its majority, which is
-// silent too (README, "Clusters").
+// silent too: such a queue neither delivers nor refuses.
 //
 // A classic queue that has delivered to the pass is another matter: it
 // cannot lose a majority (it lives on one node; when that node goes, the
 // broker cancels the consumer, which is not silence), and it is ours as a
 // single active consumer once it delivered; a pause there is the broker
 // being slow. RabbitMQ 3.10.8 paused a 1,000,000-message classic queue for
-// more than 15 s at 400k held (measured; README, "RabbitMQ versions"), so
-// such a pass waits stallAfterClassic.
+// more than 15 s at 400k held (measured), so such a pass waits
+// stallAfterClassic.
 const (
 	stallAfter        = 15 * time.Second
 	stallAfterClassic = 5 * time.Minute

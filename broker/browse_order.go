@@ -9,8 +9,7 @@ import (
 )
 
 // How a give-back places messages (measured on 3.10.8, 4.0.5 and 4.3.6;
-// README, "Browsing without harm"; TestBrowseEarlyEndKeepsTheOrder,
-// TestVersionQuorumLargeGiveBackOrder):
+// TestBrowseEarlyEndKeepsTheOrder, TestVersionQuorumLargeGiveBackOrder):
 //
 //   - classic queues put a given-back message back in its position;
 //   - quorum queues put given-back messages either at the back (without a

@@ -74,7 +74,7 @@ func sameOrder(t *testing.T, what string, got, want []string) {
 // Every way a pass ends before the end of the queue — a limit, the caller
 // stopping (show, ids found), the caller's context cancelled (a TUI load
 // left) — gives the queue back in its order, on every queue kind of this
-// version, also after earlier passes (README, "Browsing without harm").
+// version, also after earlier passes (browse_order.go says why).
 // Before, on 3.10.8 a quorum queue without a limit put the 2 held messages
 // at the back, one with a limit shuffled 300 given back at once, and on
 // every version a quorum queue that returns given-back messages ahead of

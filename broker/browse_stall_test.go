@@ -73,8 +73,8 @@ const brokerPause = 20 * time.Second
 
 // TestBrowsePauseMidPass: the broker goes silent for 20 s after its 100th
 // delivery to a pass (a proxy holds its frames, heartbeats included, as
-// RabbitMQ 3.10.8 paused a million-message classic queue; README,
-// "RabbitMQ versions"). On a classic queue the pass waits it out and sees
+// RabbitMQ 3.10.8 paused a million-message classic queue for more than
+// 15 s). On a classic queue the pass waits it out and sees
 // every message in order; nothing is taken and every message is still
 // there. (A quorum pass under the same fault also saw all 3,000 here:
 // its 15-s rule is not reached this way; not yet understood.)

@@ -12,7 +12,7 @@ import (
 // broker's answer. A node whose quorum queues lost their majority never
 // answers the close of a channel holding unconfirmed publishes, nor the
 // cancel of a consumer of such a queue (measured on the 4.3.6 cluster: a
-// replay waited on each for minutes; README, "Clusters"). Dropping the
+// replay waited on each for minutes). Dropping the
 // connection instead loses nothing: the broker gives back every message
 // the connection held, as after any lost connection.
 const CloseWait = 10 * time.Second

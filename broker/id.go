@@ -11,7 +11,7 @@ import (
 // delivery: x-delivery-count, and from RabbitMQ 4.3 x-acquired-count (every
 // hand-out, a browse's included). They change while a message sits in a
 // queue, so the content id leaves them out, and a copy published elsewhere
-// drops them (README, "The CLI" and "Headers").
+// drops them: they describe one queue's deliveries, not the message.
 func IsDeliveryHeader(k string) bool {
 	return k == "x-delivery-count" || k == "x-acquired-count"
 }
@@ -22,7 +22,8 @@ func IsDeliveryHeader(k string) bool {
 // x-parked-at, x-failure-kind), what replay writes (x-replay-id,
 // x-replay-count, x-replayed-at, x-replayed-error, x-replay-run), and what the broker
 // writes when it dead-letters (x-death, x-first-death-*, x-last-death-*).
-// README, "Headers".
+// Leaving them out keeps one id from the daemon's first handling to a
+// replay.
 var transitHeaders = map[string]bool{
 	"x-retry-count":          true,
 	"x-last-error":           true,
@@ -59,7 +60,7 @@ func DropDeliveryHeaders(h amqp.Table) {
 
 // ID is the message's message_id; else, for a Celery task (task protocol
 // 2: a "task" header), its task id, the "id" header or else the
-// correlation_id (README, "The CLI"); else a stable content id:
+// correlation_id (Celery sets no message_id); else a stable content id:
 // "sha256:" and the first 12 hex digits of a hash over the body and the
 // headers the message had when it was first handled (ContentID).
 func (m Message) ID() string {

@@ -77,7 +77,7 @@ func TestContentID(t *testing.T) {
 
 // One message keeps one id from its first handling to its replay: every
 // header the retry, park, dead-letter and replay path adds or changes is
-// left out (README, "Headers"), while the headers it came with count.
+// left out (transitHeaders), while the headers it came with count.
 func TestContentIDStableAcrossTheHeadersAddedOnTheWay(t *testing.T) {
 	body := []byte("payload")
 	first := amqp.Table{"tenant": "acme", "attempt-budget": int32(5)}

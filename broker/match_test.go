@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// The management answers of the brokers on this machine, as measured
-// (README, "Clusters"): the cluster's nodes each report their own default
-// cluster name.
+// The management answers of the brokers on this machine, as measured: the
+// cluster's nodes each report their own default cluster name, so a default
+// name matches when it names one of the management API's nodes.
 var (
 	systemFacts  = ManagementFacts{URL: "http://127.0.0.1:15672", Cluster: "rabbit@vm", Node: "rabbit@localhost", Nodes: []string{"rabbit@localhost"}}
 	clusterNodes = []string{"rabbitc1@localhost", "rabbitc2@localhost", "rabbitc3@localhost"}

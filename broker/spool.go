@@ -1,18 +1,23 @@
 package broker
 
-import "fmt"
+import (
+	"fmt"
 
-// Spool keeps browsed messages in a private temporary file (Records), so a
-// parking lot of any size can be shown without holding every body in
-// memory: only an offset a message stays in memory, and a message is read
-// back when it is shown. Records are in the compact binary form of
-// spoolcodec.go.
-type Spool struct{ r *Records }
+	"github.com/parkinglot/parkinglot/broker/store"
+)
+
+// Spool keeps browsed messages in a private temporary file
+// (store.Records), so a parking lot of any size can be shown without
+// holding every body in memory: only an offset a message stays in memory,
+// and a message is read back when it is shown. Records are in the compact
+// binary form of spoolcodec.go, which stays here with the Message it
+// encodes.
+type Spool struct{ r *store.Records }
 
 // NewSpool creates the spool file (mode 0600) in dir ("" for the system
 // temporary directory). Close removes it.
 func NewSpool(dir string) (*Spool, error) {
-	r, err := NewRecords(dir, "parkinglot-browse-*.spool", "browse spool")
+	r, err := store.NewRecords(dir, "parkinglot-browse-*.spool", "browse spool")
 	if err != nil {
 		return nil, err
 	}

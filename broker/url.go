@@ -120,7 +120,7 @@ func ParseURL(raw string) (amqp.URI, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// net/url's text quotes the input, password included: say it in our words.
-		if strings.Contains(err.Error(), "invalid port") {
+		if badPort(raw) {
 			return amqp.URI{}, fmt.Errorf("%w %q: bad port; want a number from 1 to 65535 (percent-encode @ : / ? # %% in a password)", ErrBadURL, Redact(raw))
 		}
 		return amqp.URI{}, fmt.Errorf("%w %q: cannot parse it (percent-encode @ : / ? # %% in the user name or password)", ErrBadURL, Redact(raw))
@@ -172,4 +172,25 @@ func WithVhost(raw, vhost string) string {
 		}
 	}
 	return strings.Join(urls, ",")
+}
+
+// badPort: the authority of raw (after the scheme, before the path) ends in
+// a port that is not a number, which is why net/url refused it.
+func badPort(raw string) bool {
+	rest := raw[strings.Index(raw, "://")+len("://"):]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if strings.HasSuffix(rest, "]") { // [::1] without a port
+		return false
+	}
+	i := strings.LastIndex(rest, ":")
+	if i < 0 {
+		return false
+	}
+	port := rest[i+1:]
+	return strings.Trim(port, "0123456789") != ""
 }

@@ -17,7 +17,8 @@ import (
 )
 
 // The broker behaviours that differ between the RabbitMQ versions users run
-// and that decide whether a message is lost (README "RabbitMQ versions").
+// and that decide whether a message is lost (the README's version table
+// reports what these assert).
 // Each test asserts what the version under test does; make test runs them
 // against 3.10, 4.0 and 4.3. None skips a version.
 

@@ -21,7 +21,7 @@ import (
 	"github.com/parkinglot/parkinglot/ui"
 )
 
-// The benchmarks (README, "Performance") that act on parking lots: replay and browse,
+// The benchmarks (brokertest, "Benchmark method") that act on parking lots: replay and browse,
 // each against its raw amqp091-go (or shovel plugin) baseline measured in
 // the same run. Run them with `make bench`.
 
@@ -51,7 +51,7 @@ func declareBenchTopology(b *testing.B, ch *amqp.Channel) benchTopology {
 	}
 	brokertest.DeclareExchange(b, ch, t.originEx, "direct")
 	// Classic queues, or quorum ones with $PARKINGLOT_BENCH_QUEUE_TYPE
-	// (README, "Performance": make bench-cluster).
+	// (make bench-cluster).
 	brokertest.DeclareQueue(b, ch, t.originQ, brokertest.BenchQueueArgs(b, false))
 	brokertest.DeclareQueue(b, ch, t.parking, brokertest.BenchQueueArgs(b, true))
 	bind(b, ch, t.originQ, t.originEx, t.originKey)
@@ -66,7 +66,7 @@ func (t benchTopology) seed(b *testing.B, queue string, n int) {
 // BenchmarkReplay replays a 100,000-message parking lot to its origin with
 // Session.Replay, every guarantee kept (mandatory, confirm before ack,
 // audit entry fsynced before ack), against three baselines, alternated
-// with it round by round (README, "Performance"): the raw pipelined
+// with it round by round (brokertest, "Benchmark method"): the raw pipelined
 // amqp091-go move (target ≥ 0.95), the shovel plugin's move (what the
 // management UI's "Move messages" does; no mandatory, no audit; target
 // ≥ 1.0), and the naive get → publish → confirm → ack loop (information).
@@ -280,7 +280,7 @@ func BenchmarkBrowse(b *testing.B) {
 }
 
 // BenchmarkBrowseBig is BenchmarkBrowse on the 1,000,000-message parking
-// lot of the README's 1M lines (run with PARKINGLOT_BENCH_BIG=1; see
+// lot of the 1M lines (run with PARKINGLOT_BENCH_BIG=1; see
 // brokertest.BigBenchCount for the count), with the budgets: first
 // page < 200 ms, peak RSS < 300 MB, scan ≥ 0.9× the raw hold.
 func BenchmarkBrowseBig(b *testing.B) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -102,7 +103,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 
 func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOptions, sel *selection, b *Browse) error {
 	q := s.originQuery(ctx, o.Queue, nil)
-	in := newInterner()
+	var in store.Interner[retrycore.Origin]
 	now := time.Now()
 	var batch []Summary
 	listed := 0
@@ -139,8 +140,8 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 		if !ok {
 			continue
 		}
-		sum.Group = in.str(retrycore.GroupKey(sum.Facts.Error))
-		in.summary(&sum)
+		sum.Group = in.String(retrycore.GroupKey(sum.Facts.Error))
+		internSummary(&in, &sum)
 		if b.Spool != nil {
 			i, err := b.Spool.Append(h.Message)
 			if err != nil {
@@ -184,5 +185,32 @@ func (s *Session) Find(ctx context.Context, queue, id string) (broker.Message, S
 			sum.Group = retrycore.GroupKey(sum.Facts.Error)
 			return m, sum, nil
 		}
+	}
+}
+
+// internSummary replaces s's repeating values with shared ones
+// (store.Interner): one parking lot's exchange, routing key, failure kind,
+// death entries and origin repeat; its error texts, ids and times do not.
+// Summaries are read, never changed in place, so sharing is safe.
+func internSummary(in *store.Interner[retrycore.Origin], s *Summary) {
+	str := in.String
+	s.Exchange, s.RoutingKey, s.ContentType = str(s.Exchange), str(s.RoutingKey), str(s.ContentType)
+	f := &s.Facts
+	f.FailureKind, f.ErrorType = str(f.FailureKind), str(f.ErrorType)
+	for _, r := range []*retrycore.DeathRef{&f.FirstDeath, &f.LastDeath} {
+		r.Queue, r.Reason, r.Exchange = str(r.Queue), str(r.Reason), str(r.Exchange)
+	}
+	for i := range f.Deaths {
+		d := &f.Deaths[i]
+		d.Queue, d.Reason, d.Exchange = str(d.Queue), str(d.Reason), str(d.Exchange)
+		d.OriginalExpiration = str(d.OriginalExpiration)
+		for j, rk := range d.RoutingKeys {
+			d.RoutingKeys[j] = str(rk)
+		}
+	}
+	if s.Origin != nil {
+		s.Origin = in.Value(s.Origin, func(o *retrycore.Origin) {
+			o.Exchange, o.RoutingKey, o.Source, o.Queue = str(o.Exchange), str(o.RoutingKey), str(o.Source), str(o.Queue)
+		})
 	}
 }

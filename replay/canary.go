@@ -101,7 +101,7 @@ func ParseRamp(s string) ([]int, error) {
 // errEnough ends a plan pass once a step's messages are chosen.
 var errEnough = errors.New("enough")
 
-// Canary replays o's selection step by step (README, "Canary replays").
+// Canary replays o's selection step by step (package doc, "Canary replays and runs").
 // Each step is a plain replay of the ids a plan pass chose first, with
 // every guarantee of one; between steps nothing is in flight, so a
 // cancelled wait leaves every message replayed or parked. A step whose

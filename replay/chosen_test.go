@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -34,7 +35,7 @@ func TestReplayOfAChosenSetMovesExactlyThoseMessages(t *testing.T) {
 	})
 	brokertest.WaitDepth(t, parking, n, 15*time.Second)
 
-	set := replay.NewIDSet()
+	set := store.NewIDSet()
 	defer set.Close()
 	for i := range chosen {
 		if err := set.Add(longID(i * n / chosen)); err != nil { // spread over the queue

@@ -35,7 +35,7 @@ type Context struct {
 		Key  string `yaml:"key"`
 	} `yaml:"tls"`
 	// PasswordFile and PasswordCommand give the password of a URL that
-	// names a user but no password (README, "Passwords"): the file's first
+	// names a user but no password, to keep it out of plain text: the file's first
 	// line, or the first line the command prints. The command line resolves
 	// them; the engine only ever sees the finished URL.
 	PasswordFile    string `yaml:"password_file"`
@@ -68,7 +68,7 @@ func (a *Argv) UnmarshalYAML(n *yaml.Node) error {
 
 // URLList is a context's url or management_url: one URL, a comma list, or
 // a YAML list of a cluster's nodes; it holds them as one comma list, the
-// form broker.Options.URL and broker.NewManagement take (README, "Clusters").
+// form broker.Options.URL and broker.NewManagement take.
 type URLList string
 
 // UnmarshalYAML reads a string or a list of strings.

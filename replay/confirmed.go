@@ -4,18 +4,18 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 )
 
 // confirmedLog holds the copies removed in the current pass (run.confirmed):
 // after a lost connection their acks may not have reached the broker, and a
 // message that shows up again is re-sent with the same x-replay-id. Every
 // removal of a pass is one, so a million-message replay would hold a
-// million of them: they go to a private temporary file (broker.Records, one
+// million of them: they go to a private temporary file (store.Records, one
 // offset a copy in memory) and are read back only after a lost connection.
 // If the file cannot be written they are kept in memory instead.
 type confirmedLog struct {
-	recs *broker.Records
+	recs *store.Records
 	mem  []keyedCopy // when the file failed
 	n    int
 }
@@ -28,7 +28,7 @@ type keyedCopy struct {
 func (c *confirmedLog) add(key string, pc pendingCopy) {
 	c.n++
 	if c.recs == nil && c.mem == nil {
-		c.recs, _ = broker.NewRecords("", "parkinglot-replay-*.confirmed", "replay confirmations")
+		c.recs, _ = store.NewRecords("", "parkinglot-replay-*.confirmed", "replay confirmations")
 	}
 	if c.recs != nil {
 		_, err := c.recs.AppendWith(func(buf []byte) ([]byte, error) {

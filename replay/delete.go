@@ -45,14 +45,7 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 	if ferr := rm.flush(); err == nil {
 		err = ferr
 	}
-	rep, cerr := p.Close(context.WithoutCancel(ctx))
-	t.pass(rep)
-	if err == nil {
-		err = cerr
-		if merr := reportMissing(sel, t, o.Queue); err == nil {
-			err = merr
-		}
-	}
+	err = closePass(ctx, p, t, sel, o.Queue, err)
 	return t.finish(), err
 }
 

@@ -2,10 +2,6 @@ package replay
 
 import (
 	"errors"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // Errors the CLI maps to exit statuses and the TUI to its messages. They
@@ -43,20 +39,3 @@ var (
 	// was exported from, and no destination was given.
 	ErrNoImportDestination = errors.New("it does not say which queue it was exported from")
 )
-
-// oneLine makes an error text one line: runs of whitespace and control
-// characters become one space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(retrycore.StripControl(s)), " ")
-}
-
-// cut shortens s to at most n runes, marking the cut with "…".
-func cut(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n == 1 {
-		return "…"
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}

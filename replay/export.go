@@ -100,14 +100,7 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 			err = fmt.Errorf("export %s: %w", o.File, cerr)
 		}
 	}
-	rep, cerr := p.Close(context.WithoutCancel(ctx))
-	t.pass(rep)
-	if err == nil {
-		err = cerr
-		if merr := reportMissing(sel, t, o.Queue); err == nil {
-			err = merr
-		}
-	}
+	err = closePass(ctx, p, t, sel, o.Queue, err)
 	return t.finish(), err
 }
 

@@ -37,8 +37,8 @@ type QueueDepth struct {
 // ReadsHarmlessly reports whether the queue's messages can be read by a
 // browse pass and given back without any being counted toward a delivery
 // limit or moved: classic queues on every version; quorum queues from
-// RabbitMQ 4.3, where a basic.nack(requeue) is not counted (README,
-// "RabbitMQ versions"). Before 4.3 every give-back of a quorum message
+// RabbitMQ 4.3, where a basic.nack(requeue) is not counted (asserted by
+// broker's versions tests). Before 4.3 every give-back of a quorum message
 // counts, whatever returns it (measured on 3.10.8 and 4.0.5: nack, reject,
 // a cancel then a nack, a channel close), and 3.10 without a limit puts
 // it at the back. An unknown type may be quorum.

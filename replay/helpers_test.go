@@ -159,7 +159,7 @@ func drainAll(t testing.TB, ch *amqp.Channel, queue string, want int) []amqp.Del
 	return out
 }
 
-// assertReplayed checks the transform on a replayed copy (README, "Headers").
+// assertReplayed checks the transform on a replayed copy (Transform).
 func assertReplayed(t testing.TB, d amqp.Delivery, id string, body []byte) {
 	t.Helper()
 	if d.MessageId != id || !bytes.Equal(d.Body, body) {

@@ -11,7 +11,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// Where queues live on a cluster (README, "Clusters"). A quorum queue is
+// Where queues live on a cluster (package doc, "Clusters"). A quorum queue is
 // replicated on its members and served by an elected leader, which needs a
 // majority of the members online; without one its messages stay safe on
 // disk but nothing can be read from or published to it (RabbitMQ's
@@ -221,7 +221,7 @@ type ConnNode struct {
 
 // nodeLookup bounds the background lookup of a connection's node in the
 // management API's connection listing, which lists a new connection only
-// after its first statistics (4–5 s on this machine: README, "Clusters").
+// after its first statistics (4–5 s on this machine, measured).
 const nodeLookup = 6 * time.Second
 
 // connNodes caches which node each connection is on, by connection id.

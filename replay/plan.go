@@ -41,7 +41,7 @@ type Plan struct {
 	// Skipped counts messages a filter could not be evaluated on.
 	Skipped int `json:"skipped,omitempty"`
 	// Resets counts, per retry counter, the messages whose copy would have
-	// it reset (README, "Headers").
+	// it reset (Transform).
 	Resets map[string]int    `json:"resets,omitempty"`
 	Notes  []string          `json:"notes,omitempty"`
 	Facts  broker.QueueFacts `json:"-"`
@@ -112,15 +112,19 @@ type PlanItem struct {
 const SourceTargetQueue = "the queue it failed in"
 
 // RoutePreview says which queues a destination reaches (management API
-// bindings).
+// bindings). It is data: ui/format words it (RouteLine, WordRoute).
 type RoutePreview struct {
 	Destination retrycore.Destination `json:"destination"`
 	Messages    int                   `json:"messages"`
-	// Available is false when the management API is not there; then only
-	// Err says why.
+	// Available is false when the management API gave no preview;
+	// Unavailable says why.
 	Available  bool     `json:"available"`
 	Queues     []string `json:"queues,omitempty"`
 	Unroutable bool     `json:"unroutable,omitempty"`
+	// NoExchange: the destination's exchange does not exist in Vhost
+	// (Unroutable too).
+	NoExchange bool   `json:"-"`
+	Vhost      string `json:"-"`
 	// FailedQueues are the queues the messages failed in, when known.
 	FailedQueues []string `json:"failed_queues,omitempty"`
 	// CC are the CC and BCC routing keys the messages carry (one preview
@@ -130,32 +134,23 @@ type RoutePreview struct {
 	// Sources counts the messages by the rule that gave their origin
 	// (PlanItem.Source).
 	Sources map[string]int `json:"-"`
-	// Warning is set when the destination is unroutable, reaches other
-	// queues than the ones that failed, or reaches queues through CC/BCC.
+	// Warning and Err are the preview in words for -o json; the engine
+	// leaves them empty and ui/format.WordRoute fills them in.
 	Warning string `json:"warning,omitempty"`
 	Err     string `json:"error,omitempty"`
-	// Unavailable is why the management API gave no preview (Err says
-	// it in words), for a caller that decides by the error's type.
+	// Unavailable is why the management API gave no preview.
 	Unavailable error `json:"-"`
 }
 
-// Line is the preview in one line: "→ main.exchange / payment.execute →
-// reaches payment.main.queue".
-func (r RoutePreview) Line() string {
-	head := "→ " + r.Destination.String()
-	switch {
-	case r.Err != "":
-		return head + " → " + r.Err
-	case !r.Available:
-		return head + " → route preview unavailable"
-	case r.Unroutable:
-		return head + " → unroutable"
+// Warns: a person should be told of this route before sending: it is
+// unroutable, reaches other queues than the ones that failed (or several
+// when those are not known), or reaches queues through CC/BCC.
+func (r RoutePreview) Warns() bool {
+	if !r.Available {
+		return false
 	}
-	line := head + " → reaches " + strings.Join(r.Queues, ", ")
-	if len(r.CCQueues) > 0 {
-		line += " (" + strings.Join(r.CCQueues, ", ") + " through CC/BCC)"
-	}
-	return line
+	return r.Unroutable || len(r.CCQueues) > 0 || len(r.OtherQueues()) > 0 ||
+		(len(r.FailedQueues) == 0 && len(r.Queues) > 1)
 }
 
 // OtherQueues are the queues the destination reaches besides the ones the
@@ -361,7 +356,7 @@ func (s *Session) previewRoutes(ctx context.Context, a *routeAcc) []RoutePreview
 // none: merr).
 func (s *Session) preview(ctx context.Context, m *broker.Management, merr error, rp *RoutePreview) {
 	if merr != nil {
-		rp.Err, rp.Unavailable = "route preview unavailable: "+merr.Error(), merr
+		rp.Unavailable = merr
 		return
 	}
 	previewOne(ctx, m, rp, s.vhost())
@@ -380,39 +375,15 @@ func previewOne(ctx context.Context, m *broker.Management, rp *RoutePreview, vho
 	route, err := m.PreviewRoute(ctx, d.Exchange, d.RoutingKey, headers)
 	if err != nil {
 		if errors.Is(err, broker.ErrNotFound) && d.Exchange != "" {
-			rp.Available = true
-			rp.Unroutable = true
-			rp.Err = fmt.Sprintf("exchange %q does not exist in vhost %q", d.Exchange, vhost)
-			rp.Warning = rp.Err + ": the messages would stay parked"
+			rp.Available, rp.Unroutable, rp.NoExchange, rp.Vhost = true, true, true, vhost
 			return
 		}
-		rp.Err, rp.Unavailable = "route preview unavailable: "+err.Error(), err
+		rp.Unavailable = err
 		return
 	}
 	rp.Available = true
 	rp.Queues, rp.CCQueues = route.Queues, route.CCQueues
-	var cc string
-	if len(rp.CCQueues) > 0 {
-		cc = fmt.Sprintf("the CC/BCC header the messages keep (%s) also routes them to %s", strings.Join(rp.CC, ", "), strings.Join(rp.CCQueues, ", "))
-	}
-	defer func() {
-		if cc != "" && rp.Warning != "" {
-			rp.Warning = cc + "; " + rp.Warning
-		} else if cc != "" {
-			rp.Warning = cc
-		}
-	}()
-	if route.Unroutable() {
-		rp.Unroutable = true
-		rp.Warning = fmt.Sprintf("unroutable: no queue is bound to %s; the messages would stay parked", d)
-		return
-	}
-	if extra := rp.OtherQueues(); len(extra) > 0 {
-		rp.Warning = fmt.Sprintf("also reaches other queues than the one that failed (%s): %s — other consumers would get the messages again",
-			strings.Join(rp.FailedQueues, ", "), strings.Join(extra, ", "))
-	} else if len(rp.FailedQueues) == 0 && len(route.Queues) > 1 {
-		rp.Warning = fmt.Sprintf("reaches %d queues (%s): every consumer of them gets the messages again", len(route.Queues), strings.Join(route.Queues, ", "))
-	}
+	rp.Unroutable = route.Unroutable()
 }
 
 func others(all, mine []string) []string {
@@ -436,20 +407,19 @@ func others(all, mine []string) []string {
 // a route); the routes' warnings follow, when all are known.
 func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 	t := newTally(o.Progress)
-	lines := map[routeKey]string{}
+	routes := map[routeKey]*RoutePreview{}
 	m, merr := s.Management(ctx)
 	plan, err := s.PlanEach(ctx, o, PlanSink{Item: func(it PlanItem) error {
 		k := routeKeyOf(it.Destination, it.CC)
-		line, ok := lines[k]
+		rp, ok := routes[k]
 		if !ok {
-			rp := RoutePreview{Destination: it.Destination, CC: it.CC}
-			s.preview(ctx, m, merr, &rp)
-			line = rp.Line()
-			lines[k] = line
+			rp = &RoutePreview{Destination: it.Destination, CC: it.CC}
+			s.preview(ctx, m, merr, rp)
+			routes[k] = rp
 		}
 		t.chosen(it.ID)
 		d := it.Destination
-		t.dryRun(it.ID, &d, line, it.Resets)
+		t.dryRun(it.ID, &d, rp, it.Resets)
 		return nil
 	}, Refused: func(f Failure) error {
 		t.chosen(f.ID)
@@ -460,8 +430,8 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 		return nil
 	}})
 	for _, rp := range plan.Routes {
-		if rp.Warning != "" {
-			t.note(rp.Warning)
+		if rp.Warns() {
+			t.routeNote(rp)
 		}
 	}
 	t.pass(plan.Report)

@@ -129,7 +129,7 @@ func (p *publisher) close() {
 // abandon drops the publishing connection at once, with no close
 // handshake, after a run gave up on the broker's confirms: what was in
 // flight is settled already (outcome unknown, still parked), and a broker
-// that confirms nothing does not answer a close either (README,
+// that confirms nothing does not answer a close either (package doc,
 // "Clusters"). The publisher is broken from then on.
 func (p *publisher) abandon() {
 	p.conn.Drop()

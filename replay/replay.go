@@ -77,7 +77,7 @@ func checkRateWindow(rate float64, window int) error {
 	return nil
 }
 
-// Replay sends the chosen messages back (README, "Guarantees") and removes each parked
+// Replay sends the chosen messages back (package doc, "What a replay sends") and removes each parked
 // copy only after the broker confirmed a routed copy and its audit entry is
 // on disk. The error is for the run as a whole (a missing queue, an
 // unwritable audit log); per-message failures are in the Result, whose
@@ -129,7 +129,7 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 		pub, resets := Transform(h.Message, rid, time.Now())
 		if sum.Facts.Error != "" {
 			// What it failed with, so that a copy that comes back can be
-			// told to fail the same way or another (README, "Headers").
+			// told to fail the same way or another.
 			pub.Headers[retrycore.HeaderReplayedError] = sum.Facts.Error
 		} else {
 			delete(pub.Headers, retrycore.HeaderReplayedError)
@@ -138,7 +138,7 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 		if target == TargetQueue {
 			// Sent to the failed queue alone, the copy would otherwise
 			// forget where it came from: the next failure's origin would be
-			// that queue (README, "Headers").
+			// that queue.
 			retrycore.RecordOrigin(pub.Headers, *sum.Origin)
 			resets = append(resets, sendAlone(pub.Headers)...)
 		}

@@ -30,7 +30,7 @@ const drainGrace = 30 * time.Second
 // DefaultConfirmTimeout is how long a run waits for the broker to confirm
 // anything while messages are in flight before it stops. A cluster that has
 // lost the majority of a quorum queue's members neither confirms nor
-// refuses (README, "Clusters"): the copies' outcome is unknown, and the
+// refuses (package doc, "Clusters"): the copies' outcome is unknown, and the
 // messages stay parked.
 const DefaultConfirmTimeout = 60 * time.Second
 

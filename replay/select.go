@@ -1,23 +1,25 @@
 package replay
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
-	"github.com/parkinglot/parkinglot/replay/bitset"
+	"github.com/parkinglot/parkinglot/broker/store"
 )
 
 // selection applies a Selector to the messages of a pass. A selection by
 // id chooses every message that carries a requested id, however many share
-// it (README: identical messages share a content id, and acting on it acts
-// on all of them), so a pass by id reads the whole queue. It keeps a bit a
+// it (package doc, "Identity": acting on an id acts on every message that
+// carries it), so a pass by id reads the whole queue. It keeps a bit a
 // requested id for "found", positions in its IDSet, so that it does not
 // grow a map with what it finds.
 type selection struct {
-	ids    *IDSet // requested ids; nil: no id selection
-	owned  bool   // ids was built here from Selector.IDs: closed with the selection
-	found  bitset.Set
+	ids    *store.IDSet // requested ids; nil: no id selection
+	owned  bool         // ids was built here from Selector.IDs: closed with the selection
+	found  store.BitSet
 	all    bool
 	filter *Filter
 }
@@ -35,7 +37,10 @@ func newSelection(sel Selector, needOne bool) (*selection, error) {
 	case len(sel.IDs) > 0 && sel.Chosen != nil:
 		return nil, fmt.Errorf("%w: ids given twice (IDs and Chosen)", ErrBadSelection)
 	case len(sel.IDs) > 0:
-		if s.ids, err = IDSetOf(sel.IDs...); err != nil {
+		if s.ids, err = store.IDSetOf(sel.IDs...); err != nil {
+			if errors.Is(err, store.ErrBadID) {
+				err = fmt.Errorf("%w: %w", ErrBadSelection, err)
+			}
 			return nil, err
 		}
 		s.owned = true
@@ -66,7 +71,7 @@ func (s *selection) close() {
 func (s *selection) match(m broker.Message, sum Summary, queue string, now time.Time) (bool, error) {
 	pos := -1
 	if s.ids != nil {
-		i, in, err := s.ids.index(sum.ID)
+		i, in, err := s.ids.Index(sum.ID)
 		if err != nil || !in {
 			return false, err
 		}
@@ -93,11 +98,26 @@ func (s *selection) missing(yield func(string, error) bool) {
 		if s.found.Has(i) {
 			continue
 		}
-		id, err := s.ids.at(i)
+		id, err := s.ids.At(i)
 		if !yield(id, err) || err != nil {
 			return
 		}
 	}
+}
+
+// closePass ends an action's pass: it gives back what the pass still
+// holds (even when ctx ended), counts it, and reports the requested ids it
+// never found. err is the action's own error, which comes first.
+func closePass(ctx context.Context, p *broker.Pass, t *tally, sel *selection, queue string, err error) error {
+	rep, cerr := p.Close(context.WithoutCancel(ctx))
+	t.pass(rep)
+	if err == nil {
+		err = cerr
+		if merr := reportMissing(sel, t, queue); err == nil {
+			err = merr
+		}
+	}
+	return err
 }
 
 // reportMissing reports each requested id no pass found as not

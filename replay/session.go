@@ -1,7 +1,3 @@
-// Package replay acts on parked messages: it browses parking lots, sends
-// messages back where they came from (confirmed, mandatory, pipelined),
-// edits, deletes, exports and imports them, and keeps an audit log of every
-// removal.
 package replay
 
 import (

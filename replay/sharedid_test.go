@@ -14,7 +14,7 @@ import (
 	"github.com/parkinglot/parkinglot/replay"
 )
 
-// An id several messages share (README, "Message identity": identical
+// An id several messages share (package doc, "Identity": identical
 // messages without a message_id share a content id; an import run twice
 // leaves two copies of one message_id) chooses every one of them: acting
 // on it acts on all, and the summary counts each.

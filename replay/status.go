@@ -55,8 +55,7 @@ type RunStatus struct {
 
 // RunStatus reads the audit log for run's entries, then browses the
 // parking lots (queues, or else those the run replayed from) for the
-// messages carrying x-replay-run run (README, "Canary replays"). Neither
-// takes a message.
+// messages carrying x-replay-run run. Neither takes a message.
 func (s *Session) RunStatus(ctx context.Context, run string, queues []string) (RunStatus, error) {
 	st := RunStatus{Run: run, Groups: map[string]int{}}
 	if err := s.readRun(&st); err != nil {

@@ -48,8 +48,8 @@ func summarize(ctx context.Context, m broker.Message, id string, q retrycore.Ori
 // override, the configured default, queue arguments through a cache (a
 // 100k-message parking lot would otherwise ask the management API for the
 // same delay queue 100k times), and the delivery limits of quorum queues,
-// so a message dead-lettered by one has its exact attempts (README,
-// "Headers").
+// so a message dead-lettered by one has its exact attempts (the limit + 1
+// a death), not a lower bound.
 func (s *Session) originQuery(ctx context.Context, queue string, to *retrycore.Destination) retrycore.OriginQuery {
 	q := retrycore.OriginQuery{Override: to, Default: s.cfg.DefaultDestination(queue), ParkingLot: queue}
 	if m := s.optionalManagement(ctx); m != nil {

@@ -72,10 +72,10 @@ func (t *tally) skipped(id, why string) {
 	t.emitLocked(Event{Kind: EventSkipped, ID: id, Text: why})
 }
 
-func (t *tally) dryRun(id string, dest *retrycore.Destination, text string, resets []string) {
+func (t *tally) dryRun(id string, dest *retrycore.Destination, route *RoutePreview, resets []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.emitLocked(Event{Kind: EventDryRun, ID: id, Destination: dest, Text: text, Resets: resets})
+	t.emitLocked(Event{Kind: EventDryRun, ID: id, Destination: dest, Route: route, Resets: resets})
 }
 
 func (t *tally) note(text string) {
@@ -83,6 +83,15 @@ func (t *tally) note(text string) {
 	defer t.mu.Unlock()
 	t.res.Notes = append(t.res.Notes, text)
 	t.emitLocked(Event{Kind: EventNote, Text: text})
+}
+
+// routeNote tells of a route that warns (RoutePreview.Warns), for the
+// caller to word.
+func (t *tally) routeNote(rp RoutePreview) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.Routes = append(t.res.Routes, rp)
+	t.emitLocked(Event{Kind: EventNote, Route: &rp})
 }
 
 func (t *tally) waiting() {

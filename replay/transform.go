@@ -13,7 +13,7 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// Transform returns the copy a replay publishes (README, "Headers"): a
+// Transform returns the copy a replay publishes: a
 // fresh retry budget in every convention parkinglot reads
 // (retrycore.ResetBudget: x-death, x-first-death-*, x-last-death-*,
 // x-retry-count and x-delivery-count removed, rascal's recovery counters and
@@ -46,7 +46,7 @@ func Transform(m broker.Message, replayID string, now time.Time) (amqp.Publishin
 // sendAlone strips from a copy sent to the queue it failed in alone
 // (TargetQueue) what would route it anywhere else: the CC and BCC headers,
 // which the broker routes through the same (default) exchange, so a queue
-// they name would get it too (README, "Where a replay goes"). It returns
+// they name would get it too. It returns
 // what it removed, in words, for the report.
 func sendAlone(h amqp.Table) []string {
 	var removed []string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -48,7 +49,7 @@ type Selector struct {
 	IDs []string
 	// Chosen is a selection by id too, built by the caller and kept
 	// compact (the TUI's selection of many rows); the caller closes it.
-	Chosen *IDSet
+	Chosen *store.IDSet
 	All    bool
 	Filter string // an expr-lang expression over the message (see filter.go)
 }
@@ -57,7 +58,7 @@ type Selector struct {
 type Target string
 
 const (
-	// TargetOrigin sends to the resolved origin (README, "Where a replay goes") — the default.
+	// TargetOrigin sends to the resolved origin (retrycore's resolution rules) — the default.
 	TargetOrigin Target = "origin"
 	// TargetQueue sends to the queue that failed alone: the default exchange
 	// with the queue name as routing key.
@@ -90,6 +91,9 @@ type Event struct {
 	Err         string                 `json:"error,omitempty"`
 	Code        FailureCode            `json:"code,omitempty"`
 	Text        string                 `json:"text,omitempty"`
+	// Route is the route a dry-run message would take, and the route a
+	// note warns of (Text empty: the caller words it, ui/format).
+	Route *RoutePreview `json:"-"`
 	// Resets are the retry counters the copy reset (replayed, dry-run).
 	Resets []string `json:"resets,omitempty"`
 	Done   int      `json:"done"`  // messages finished so far (done or failed)
@@ -109,20 +113,23 @@ type Result struct {
 	// among those not listed.
 	mixedReasons bool
 	// Resets counts, per retry counter, the copies sent with it reset
-	// (README, "Headers": a fresh retry budget in every convention).
+	// (a fresh retry budget in every convention: Transform).
 	Resets map[string]int    `json:"resets,omitempty"`
 	Pass   broker.PassReport `json:"pass"`
 	// Notes are things the user should know (a reconnect, a note of the
 	// browse pass about quorum delivery limits).
 	Notes []string `json:"notes,omitempty"`
+	// Routes are a dry run's routes that warn (RoutePreview.Warns), told
+	// before the Notes once worded (ui/format.RouteWarning).
+	Routes []RoutePreview `json:"-"`
 	// Run is a replay's run id (Options.Run), for RunStatus.
 	Run string `json:"run,omitempty"`
 }
 
 // MaxListedFailures is how many failures a Result lists, and a plan's
 // refusals PlanEach keeps, by id: a run over a parking lot of any size
-// counts the rest, so its memory does not grow with the failures (README,
-// "Memory: a parking lot of any size").
+// counts the rest, so its memory does not grow with the failures: a
+// downstream outage can park every message a service receives.
 const MaxListedFailures = 100
 
 // Failure is one message that was not done.
@@ -161,15 +168,15 @@ func (r Result) Err() error {
 	if r.Failed == 0 {
 		return nil
 	}
-	e := &notAllDone{failed: r.Failed, done: r.Done}
+	e := &NotAllDoneError{Failed: r.Failed, Done: r.Done}
 	// The reason on the error line too, so that a log that keeps only
 	// stderr says why: the one reason, or the first of several.
 	if len(r.Failures) > 0 {
-		e.reason = r.Failures[0].Err
-		e.mixed = r.mixedReasons
+		e.Reason = r.Failures[0].Err
+		e.Mixed = r.mixedReasons
 		for _, f := range r.Failures[1:] {
-			if f.Err != e.reason {
-				e.mixed = true
+			if f.Err != e.Reason {
+				e.Mixed = true
 				break
 			}
 		}
@@ -177,22 +184,25 @@ func (r Result) Err() error {
 	return e
 }
 
-type notAllDone struct {
-	failed, done int
-	reason       string
-	mixed        bool // the failures have different reasons; reason is the first
+// NotAllDoneError ends a run that did some messages (Done) and not others
+// (Failed); Reason is the first failure's reason, Mixed says the others
+// differ. It is ErrNotAllDone to errors.Is.
+type NotAllDoneError struct {
+	Failed, Done int
+	Reason       string
+	Mixed        bool
 }
 
-func (e *notAllDone) Error() string {
-	s := strconv.Itoa(e.failed) + " message(s) not done, " + strconv.Itoa(e.done) + " done"
+func (e *NotAllDoneError) Error() string {
+	s := strconv.Itoa(e.Failed) + " message(s) not done, " + strconv.Itoa(e.Done) + " done"
 	switch {
-	case e.reason == "":
-	case e.mixed:
-		s += "; the first: " + oneLine(cut(e.reason, 300))
+	case e.Reason == "":
+	case e.Mixed:
+		s += "; the first: " + e.Reason
 	default:
-		s += ": " + oneLine(cut(e.reason, 300))
+		s += ": " + e.Reason
 	}
 	return s
 }
 
-func (e *notAllDone) Unwrap() error { return ErrNotAllDone }
+func (e *NotAllDoneError) Unwrap() error { return ErrNotAllDone }

@@ -1,8 +1,3 @@
-// Package ui is parkinglot's terminal UI: a bubbletea program with one root
-// model (navigation stack, status bar, dialogs) and one sub-model per screen
-// (queues, messages, message). It does no AMQP or HTTP of its own: every
-// call to the broker goes through Backend, inside a tea.Cmd, and comes back
-// as a typed message.
 package ui
 
 import (
@@ -17,8 +12,9 @@ import (
 
 // Backend is everything the TUI asks of the broker side. The real one
 // adapts *replay.Session (NewSessionBackend); model tests use a fake. Its
-// request and answer types are the TUI's own, so that the adapter is the
-// only file that follows replay's API.
+// requests are the TUI's own, so that the adapter is the only code that
+// calls replay's operations; the answers and the other files use replay's
+// values and pure rules as they are (see the package doc).
 type Backend interface {
 	// Describe names the connection for the status bar: redacted URL and
 	// vhost.
@@ -95,7 +91,9 @@ type BrowseRequest struct {
 
 // SearchRequest asks for one search across the parking lots.
 type SearchRequest struct {
-	Query replay.Query
+	// Queues to search; empty: every parking lot.
+	Queues []string
+	Query  replay.Query
 	// Keep bounds SearchResult.Matches (replay.SearchOptions.Keep; below
 	// 0: none kept, the caller keeps what OnMatch hands it).
 	Keep int
@@ -133,8 +131,8 @@ type ActionRequest struct {
 	Rate   float64 // messages per second; 0: the configured default or unlimited
 	// Progress receives each step; it is called from the worker goroutine.
 	Progress func(replay.Event)
-	// Canary, for a replay, are a canary's step sizes (README, "Canary
-	// replays"), nil for a plain replay; CanaryWait how long each step is
+	// Canary, for a replay, are a canary's step sizes, nil for a plain
+	// replay; CanaryWait how long each step is
 	// watched (0: replay.DefaultCanaryWait). OnCanary hears each step's
 	// wait and end, and Proceed is asked after a step none of whose
 	// messages came back (replay.CanaryOptions); both are called from the

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -105,7 +106,7 @@ func BenchmarkTUIKeyPressFrameWithJob(b *testing.B) {
 	const frames, total = 2_000, 100_000
 	rounds := brokertest.BenchRounds(b)
 	m := benchModel(b, 100_000)
-	ids := replay.NewIDSet()
+	ids := store.NewIDSet()
 	b.Cleanup(func() { _ = ids.Close() })
 	d := newReplayDialog(m.c, "other.dlq", "100,000 messages", ids)
 	_, cancel := context.WithCancel(context.Background())

@@ -12,7 +12,8 @@ import (
 )
 
 // Cluster is which node the TUI's connection is on and the cluster's
-// nodes (README, "Clusters").
+// nodes: on a cluster, a queue's leader may be on a node that is down or in
+// an alarm, and the queues screen says so before an action fails there.
 type Cluster struct {
 	// Conn is the connection's URL (the one of the list in use) and node;
 	// Node is "" until the management API says.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -158,27 +157,11 @@ func startBrowse(c *common, queue, filter string) (*feed, tea.Cmd) {
 	return f, start
 }
 
-// actionKind names what a dialog does.
-type actionKind int
-
-const (
-	actionReplay actionKind = iota
-	actionEdit
-	actionDelete
-	actionExport
-)
-
-// name is the action as a noun, for a job's line.
-func (k actionKind) name() string {
-	return [...]string{"replay", "edit", "delete", "export"}[k]
-}
-
-func (k actionKind) verb() string {
-	return [...]string{"replayed", "replayed (edited)", "deleted", "exported"}[k]
-}
+// runFunc is the backend call an action makes in its worker.
+type runFunc func(ctx context.Context, req ActionRequest) (replay.Result, error)
 
 // startAction runs an action in a worker, streaming progress to the feed.
-func startAction(c *common, kind actionKind, req ActionRequest, path string, draft *EditDraft) (*feed, tea.Cmd) {
+func startAction(c *common, req ActionRequest, run runFunc) (*feed, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	f := newFeed(cancel)
 	req.Progress = f.setEvent
@@ -192,18 +175,7 @@ func startAction(c *common, kind actionKind, req ActionRequest, path string, dra
 		go func() {
 			defer c.workers.end()
 			defer cancel()
-			var res replay.Result
-			var err error
-			switch kind {
-			case actionReplay:
-				res, err = c.backend.Replay(ctx, req)
-			case actionEdit:
-				res, err = c.backend.FinishEdit(ctx, draft, req)
-			case actionDelete:
-				res, err = c.backend.Delete(ctx, req)
-			case actionExport:
-				res, err = c.backend.Export(ctx, req, path)
-			}
+			res, err := run(ctx, req)
 			f.finish(actionDoneMsg{f: f, res: res, err: err}, nil)
 		}()
 		return f.next()()
@@ -245,60 +217,5 @@ func prepareEdit(c *common, d *dialog, queue, id string) tea.Cmd {
 		defer c.workers.end()
 		draft, err := c.backend.PrepareEdit(c.ctx, queue, id)
 		return editReadyMsg{d: d, draft: draft, err: err}
-	}
-}
-
-// workers tracks goroutines that may hold messages, so that quitting waits
-// until each has given everything back. After shutdown no new one starts.
-type workers struct {
-	mu       sync.Mutex
-	n        int
-	shutdown bool
-	idle     *sync.Cond
-}
-
-func newWorkers() *workers {
-	w := &workers{}
-	w.idle = sync.NewCond(&w.mu)
-	return w
-}
-
-func (w *workers) begin() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.shutdown {
-		return false
-	}
-	w.n++
-	return true
-}
-
-func (w *workers) end() {
-	w.mu.Lock()
-	w.n--
-	if w.n == 0 {
-		w.idle.Broadcast()
-	}
-	w.mu.Unlock()
-}
-
-// wait stops new workers and waits for the running ones, at most timeout.
-// It reports whether all finished.
-func (w *workers) wait(timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		w.mu.Lock()
-		w.shutdown = true
-		for w.n > 0 {
-			w.idle.Wait()
-		}
-		w.mu.Unlock()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(timeout):
-		return false
 	}
 }

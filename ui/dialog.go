@@ -1,11 +1,6 @@
 package ui
 
 import (
-	"errors"
-	"fmt"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
@@ -14,8 +9,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
-	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // dialogState is where a dialog is in its life.
@@ -29,37 +24,26 @@ const (
 	dlgCanaryAsk                    // a canary step ended, none came back: go on or stop?
 )
 
-// dialog confirms and runs one action: it shows the plan (resolved origin,
-// its source, the route preview and warnings), takes another destination
-// or a rate, runs the action with a progress bar and a cancel key, and
-// reports what was done.
+// dialog confirms and runs one action: it shows what will happen, runs
+// the action with a progress bar and a cancel key, and reports what was
+// done. This is the part every action shares (the state machine, the
+// progress, the result); what an action adds — its fields, its texts, its
+// checks and the backend call — is its action (dialog_replay.go,
+// dialog_edit.go, dialog_delete.go, dialog_export.go).
 type dialog struct {
 	c     *common
-	kind  actionKind
+	act   action
 	queue string
-	what  string        // what is chosen, for people: "group “…” (12 messages)"
-	ids   *replay.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
-	id    string        // edit: the one message
+	what  string       // what is chosen, for people: "group “…” (12 messages)"
+	ids   *store.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
 	bulk  bool
 	// shared counts chosen rows whose id another chosen row has too: the
 	// backend acts on one copy per id.
-	shared int
-	state  dialogState
-
-	plan     *Plan
-	planErr  error
-	planning bool
-	planSeq  int
-	planned  string // the destination text and target the plan is for
-	problem  string // why enter did not start (bad destination, …)
-
-	dest      textinput.Model
-	rate      textinput.Model
-	rateFrom  string // the configured rate the field was filled with, "" when none
-	path      textinput.Model
-	onlyQueue bool
-	focus     int
-	cn        canaryPart // a bulk replay's canary (dialog_canary.go)
+	shared  int
+	state   dialogState
+	problem string // why enter did not start (bad destination, …)
+	focus   int
+	width   int
 
 	run        *feed
 	ev         replay.Event
@@ -68,54 +52,91 @@ type dialog struct {
 	result     replay.Result
 	err        error
 
-	draft *EditDraft
-	width int
-
 	// background: a job (jobs.go); it keeps its result until dismissed.
 	background bool
 	started    time.Time // when the action began, for the ETA
 }
 
-func newDialog(c *common, kind actionKind, queue, what string, ids *replay.IDSet) *dialog {
-	d := &dialog{c: c, kind: kind, queue: queue, what: what, ids: ids}
+// action is what one kind of dialog adds to the shared part. Each hook
+// gets the dialog; actionBase gives the ones an action has no use for.
+type action interface {
+	name() string       // the action as a noun, for a job's line
+	verb() string       // what was done to the messages, for the summary
+	title(n int) string // the dialog's heading for n messages
+	// begin starts what the action needs before it can confirm (Init).
+	begin(d *dialog) tea.Cmd
+	// fields are the action's text inputs, in tab order.
+	fields() []*textinput.Model
+	setWidth(inner int)
+	// update sees every message and key first; handled stops the shared
+	// handling.
+	update(d *dialog, msg tea.Msg) (cmd tea.Cmd, handled bool)
+	// request adds the action's fields to req; an error is shown as the
+	// problem.
+	request(d *dialog, req *ActionRequest) error
+	// check runs before the action starts: a problem to show, or a
+	// command to run instead (a preview of what changed); neither starts.
+	check(d *dialog) (problem string, instead tea.Cmd)
+	// start runs the action in a worker.
+	start(d *dialog, req ActionRequest) (*feed, tea.Cmd)
+	// lines are what the dialog shows in its state, between its heading
+	// and its help.
+	lines(d *dialog, inner int) []string
+	// help is the help bar of the state; nil: the shared one.
+	help(d *dialog) []key.Binding
+	// finished sees the outcome before it is shown.
+	finished(d *dialog)
+	// removes: the action takes the messages out of the parking lot.
+	removes() bool
+	// savedTo is where the messages were written, "" when nowhere.
+	savedTo() string
+	// errorText words a failed run in place of the shared wording.
+	errorText(d *dialog) (string, bool)
+	// discard throws away what the action holds when the dialog closes.
+	discard(d *dialog)
+}
+
+// actionBase is an action's hooks left at what most actions need.
+type actionBase struct{}
+
+func (actionBase) begin(*dialog) tea.Cmd                   { return nil }
+func (actionBase) fields() []*textinput.Model              { return nil }
+func (actionBase) setWidth(int)                            {}
+func (actionBase) update(*dialog, tea.Msg) (tea.Cmd, bool) { return nil, false }
+func (actionBase) request(*dialog, *ActionRequest) error   { return nil }
+func (actionBase) check(*dialog) (string, tea.Cmd)         { return "", nil }
+func (actionBase) help(*dialog) []key.Binding              { return nil }
+func (actionBase) finished(*dialog)                        {}
+func (actionBase) removes() bool                           { return true }
+func (actionBase) savedTo() string                         { return "" }
+func (actionBase) errorText(*dialog) (string, bool)        { return "", false }
+func (actionBase) discard(*dialog)                         {}
+
+// newDialog is the shared part; the action's constructor fills in its own
+// and calls opened.
+func newDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
+	d := &dialog{c: c, queue: queue, what: what, ids: ids}
 	d.bulk = d.count() > 1
-	d.dest = textinput.New()
-	d.dest.Prompt = ""
-	d.dest.Placeholder = "EXCHANGE:ROUTING_KEY (empty: the origin above)"
-	d.dest.CharLimit = 512
-	d.rate = textinput.New()
-	d.rate.Prompt = ""
-	d.rate.Placeholder = "messages/s (empty: no limit)"
-	d.rate.CharLimit = 12
-	d.path = textinput.New()
-	d.path.Prompt = ""
-	d.path.CharLimit = 4096
-	for _, f := range []*textinput.Model{&d.dest, &d.rate, &d.path} {
-		f.Cursor.SetMode(cursor.CursorStatic)
-	}
-	d.cn.init()
 	d.bar = progress.New(progress.WithSolidFill(c.styles.ProgressFill), progress.WithColorProfile(c.styles.Profile))
-	d.setWidth(c.width)
-	if kind == actionExport {
-		name := fmt.Sprintf("%s-%s.jsonl", strings.NewReplacer("/", "_", " ", "_").Replace(queue), c.now().Format("20060102-150405"))
-		dir := c.exportDir
-		if dir == "" {
-			dir = "." // shown as ./name: plainly relative to where parkinglot runs
-		}
-		d.path.SetValue(dir + string(filepath.Separator) + name)
-	}
-	if kind == actionReplay {
-		// The parking lot's configured rate, as the CLI applies it.
-		if r := c.backend.ParkingLotDefaults(queue).Rate; r > 0 {
-			d.rateFrom = strconv.FormatFloat(r, 'f', -1, 64)
-			d.rate.SetValue(d.rateFrom)
-		}
-	}
-	if kind == actionDelete || kind == actionExport {
-		d.state = dlgConfirm
-	}
+	return d
+}
+
+// opened finishes a dialog once its action is set.
+func (d *dialog) opened(act action, state dialogState) *dialog {
+	d.act, d.state = act, state
+	d.setWidth(d.c.width)
 	d.focusField(0)
 	return d
+}
+
+// newTextField is a dialog's text input: no prompt, a steady cursor.
+func newTextField(placeholder string, limit int) textinput.Model {
+	f := textinput.New()
+	f.Prompt = ""
+	f.Placeholder = placeholder
+	f.CharLimit = limit
+	f.Cursor.SetMode(cursor.CursorStatic)
+	return f
 }
 
 // count is how many messages the dialog acts on (distinct ids).
@@ -126,63 +147,17 @@ func (d *dialog) count() int {
 	return d.ids.Len()
 }
 
-func newReplayDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
-	return newDialog(c, actionReplay, queue, what, ids)
-}
-
-func newEditDialog(c *common, queue, id string) *dialog {
-	d := newDialog(c, actionEdit, queue, "message "+clean(id), nil)
-	d.id = id
-	return d
-}
-
-func newDeleteDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
-	return newDialog(c, actionDelete, queue, what, ids)
-}
-
-func newExportDialog(c *common, queue, what string, ids *replay.IDSet) *dialog {
-	return newDialog(c, actionExport, queue, what, ids)
-}
-
 func (d *dialog) setWidth(w int) {
 	d.width = min(max(w-4, 30), 96)
-	inner := d.width - 4 - 14 // border, padding and the field label
-	d.dest.Width, d.rate.Width, d.path.Width = inner, inner, inner
-	d.cn.steps.Width, d.cn.wait.Width = inner, inner
+	d.act.setWidth(d.width - 4 - 14) // border, padding and the field label
 	d.bar.Width = max(d.width-4-24, 10)
 }
 
 // Init starts what the dialog needs before it can confirm.
-func (d *dialog) Init() tea.Cmd {
-	switch d.kind {
-	case actionReplay:
-		d.state = dlgConfirm
-		return d.replan()
-	case actionEdit:
-		d.state = dlgPreparing
-		return prepareEdit(d.c, d, d.queue, d.id)
-	}
-	return nil
-}
-
-// fields are the dialog's text inputs, in tab order.
-func (d *dialog) fields() []*textinput.Model {
-	switch d.kind {
-	case actionReplay:
-		if d.bulk {
-			return []*textinput.Model{&d.dest, &d.rate, &d.cn.steps, &d.cn.wait}
-		}
-		return []*textinput.Model{&d.dest}
-	case actionEdit:
-		return []*textinput.Model{&d.dest}
-	case actionExport:
-		return []*textinput.Model{&d.path}
-	}
-	return nil
-}
+func (d *dialog) Init() tea.Cmd { return d.act.begin(d) }
 
 func (d *dialog) focusField(i int) tea.Cmd {
-	fs := d.fields()
+	fs := d.act.fields()
 	if len(fs) == 0 {
 		return nil
 	}
@@ -198,96 +173,35 @@ func (d *dialog) focusField(i int) tea.Cmd {
 	return cmd
 }
 
+// tabKey moves the focus for the next and previous field keys and reports
+// whether msg was one.
+func (d *dialog) tabKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := d.c.keys
+	switch {
+	case key.Matches(msg, k.NextField):
+		return d.focusField(d.focus + 1), true
+	case key.Matches(msg, k.PrevField):
+		return d.focusField(d.focus - 1), true
+	}
+	return nil, false
+}
+
 // request builds the action from the dialog's fields.
 func (d *dialog) request() (ActionRequest, error) {
 	req := ActionRequest{Queue: d.queue, Select: replay.Selector{Chosen: d.ids}}
-	if d.ids == nil {
-		req.Select = replay.Selector{IDs: []string{d.id}}
-	}
-	if d.onlyQueue {
-		req.Target = replay.TargetQueue
-	}
-	if s := strings.TrimSpace(d.dest.Value()); s != "" {
-		dest, err := retrycore.ParseDestination(s)
-		if err != nil {
-			return req, err
-		}
-		req.To = &dest
-	}
-	// The engine's one rule, as on the command line: a typed destination
-	// and "the failed queue alone" exclude each other.
-	if err := replay.CheckDestination(req.To, req.Target); errors.Is(err, replay.ErrTwoDestinations) {
-		return req, fmt.Errorf("%w: clear the destination, or press %s to send there instead of the failed queue", replay.ErrTwoDestinations, d.c.keys.ToggleTarget.Help().Key)
-	}
-	if s := strings.TrimSpace(d.rate.Value()); s != "" && d.bulk {
-		r, err := strconv.ParseFloat(s, 64)
-		if err != nil || r < 0 {
-			return req, fmt.Errorf("rate %q: want messages per second, such as 50", s)
-		}
-		req.Rate = r
-	}
-	if d.kind == actionReplay && d.bulk {
-		steps, wait, err := d.cn.parse()
-		if err != nil {
-			return req, err
-		}
-		req.Canary, req.CanaryWait = steps, wait
-	}
-	return req, nil
-}
-
-func (d *dialog) planKey() string {
-	return strings.TrimSpace(d.dest.Value()) + "\x00" + strconv.FormatBool(d.onlyQueue)
-}
-
-// replan asks for the plan of what the fields say now.
-func (d *dialog) replan() tea.Cmd {
-	req, err := d.request()
-	d.planned = d.planKey()
-	d.planSeq++
-	if err != nil {
-		d.plan, d.planErr, d.planning = nil, err, false
-		return nil
-	}
-	d.planning, d.problem = true, ""
-	return loadPlan(d.c, d, d.planSeq, req)
+	err := d.act.request(d, &req)
+	return req, err
 }
 
 func (d *dialog) Update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := d.act.update(d, msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
-	case planMsg:
-		if msg.d == d && msg.seq == d.planSeq {
-			d.planning = false
-			d.plan, d.planErr = &msg.plan, msg.err
-			if msg.err != nil {
-				d.plan = nil
-			}
-		}
-	case editReadyMsg:
-		if msg.d == d {
-			return d.draftReady(msg)
-		}
-	case editorDoneMsg:
-		if msg.d == d {
-			if msg.err != nil {
-				d.state, d.err = dlgDone, fmt.Errorf("editor: %w", msg.err)
-				return nil
-			}
-			d.state, d.err = dlgConfirm, nil
-			return tea.Batch(d.replan(), d.focusField(0))
-		}
 	case feedEventMsg:
 		if msg.f == d.run {
 			d.ev = msg.ev
 			return d.run.next()
-		}
-	case feedCanaryMsg:
-		if msg.f == d.run {
-			return tea.Batch(d.canaryUpdate(msg.u), d.run.next())
-		}
-	case canaryTickMsg:
-		if msg.d == d {
-			return d.canaryTick()
 		}
 	case actionDoneMsg:
 		if msg.f == d.run {
@@ -299,49 +213,23 @@ func (d *dialog) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (d *dialog) draftReady(msg editReadyMsg) tea.Cmd {
-	if msg.err != nil {
-		d.state, d.err = dlgDone, fmt.Errorf("prepare edit: %w", msg.err)
-		return nil
-	}
-	d.draft = msg.draft
-	return d.openEditor()
-}
-
-func (d *dialog) openEditor() tea.Cmd {
-	d.state, d.err = dlgPreparing, nil
-	return d.c.editor(d.draft.Path, func(err error) tea.Msg { return editorDoneMsg{d: d, err: err} })
-}
-
 func (d *dialog) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := d.c.keys
 	switch d.state {
-	case dlgPreparing:
-		if key.Matches(msg, k.Cancel) {
-			return d.close("edit cancelled — nothing changed", statusInfo)
-		}
-	case dlgRunning:
+	case dlgRunning, dlgCanaryAsk:
 		if key.Matches(msg, k.Background) {
 			return func() tea.Msg { return backgroundMsg{d} }
 		}
-		if key.Matches(msg, k.CancelRun) {
+		if d.state == dlgRunning && key.Matches(msg, k.CancelRun) {
 			d.cancelling = true
 			d.run.cancel()
 		}
 	case dlgDone:
-		switch {
-		case d.kind == actionEdit && d.draft != nil && key.Matches(msg, k.EditAgain):
-			return d.openEditor()
-		case key.Matches(msg, k.Cancel), key.Matches(msg, k.Confirm):
+		if key.Matches(msg, k.Cancel) || key.Matches(msg, k.Confirm) {
 			return d.close("", statusInfo)
 		}
 	case dlgConfirm:
 		return d.confirmKey(msg)
-	case dlgCanaryAsk:
-		if key.Matches(msg, k.Background) {
-			return func() tea.Msg { return backgroundMsg{d} }
-		}
-		return d.canaryKey(msg)
 	}
 	return nil
 }
@@ -351,23 +239,13 @@ func (d *dialog) confirmKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Cancel):
 		return d.close("cancelled — nothing changed", statusInfo)
-	case key.Matches(msg, k.NextField), key.Matches(msg, k.PrevField):
-		step := 1
-		if key.Matches(msg, k.PrevField) {
-			step = -1
-		}
-		cmd := d.focusField(d.focus + step)
-		if d.usesPlan() && d.planKey() != d.planned {
-			return tea.Batch(cmd, d.replan())
-		}
-		return cmd
-	case key.Matches(msg, k.ToggleTarget) && d.usesPlan():
-		d.onlyQueue = !d.onlyQueue
-		return d.replan()
 	case key.Matches(msg, k.Confirm):
 		return d.confirm()
 	}
-	fs := d.fields()
+	if cmd, ok := d.tabKey(msg); ok {
+		return cmd
+	}
+	fs := d.act.fields()
 	if len(fs) == 0 {
 		return nil
 	}
@@ -377,36 +255,22 @@ func (d *dialog) confirmKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-func (d *dialog) usesPlan() bool { return d.kind == actionReplay || d.kind == actionEdit }
-
-// confirm starts the action — unless what is on screen is not what would
-// happen (a destination typed but not yet previewed), then it previews.
+// confirm starts the action — unless its check finds a problem, or what is
+// on screen is not what would happen (then it previews).
 func (d *dialog) confirm() tea.Cmd {
 	req, err := d.request()
 	if err != nil {
 		d.problem = err.Error()
 		return nil
 	}
-	path := strings.TrimSpace(d.path.Value())
-	switch {
-	case d.usesPlan() && d.planning:
-		d.problem = "still resolving the route; confirm once it is shown"
-		return nil
-	case d.usesPlan() && d.planKey() != d.planned:
-		return d.replan()
-	case d.usesPlan() && d.plan == nil:
-		d.problem = "no plan: see the error above; type a destination or press esc"
-		return nil
-	case d.usesPlan() && d.plan.Messages == 0:
-		d.problem = "nothing would be sent: type a destination (EXCHANGE:ROUTING_KEY) or press esc"
-		return nil
-	case d.kind == actionExport && path == "":
-		d.problem = "type the file to export to"
-		return nil
+	if problem, instead := d.act.check(d); problem != "" || instead != nil {
+		if problem != "" {
+			d.problem = problem
+		}
+		return instead
 	}
 	d.state, d.ev, d.started = dlgRunning, replay.Event{Total: d.count()}, d.c.now()
-	d.armCanary(&req)
-	f, cmd := startAction(d.c, d.kind, req, path, d.draft)
+	f, cmd := d.act.start(d, req)
 	d.run = f
 	return cmd
 }

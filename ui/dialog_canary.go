@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -18,10 +17,12 @@ import (
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
-// canaryPart is the replay dialog's canary (README, "Canary replays"):
-// two fields, then, while it runs, each step's wait with a countdown and
-// what came back so far, and at the end of each step none of whose
-// messages came back, the choice between going on and stopping.
+// canaryPart is the replay dialog's canary: the first few messages go,
+// then the parking lot is watched for them before the rest follow, so a
+// fix that does not hold costs a few messages, not all. It has two
+// fields, then, while it runs, each step's wait with a countdown and what
+// came back so far, and at the end of each step none of whose messages
+// came back, the choice between going on and stopping.
 type canaryPart struct {
 	steps, wait textinput.Model
 	planned     []int // the steps of the running canary
@@ -37,17 +38,8 @@ type canaryPart struct {
 type canaryTickMsg struct{ d *dialog }
 
 func (cp *canaryPart) init() {
-	cp.steps = textinput.New()
-	cp.steps.Prompt = ""
-	cp.steps.Placeholder = "N, or steps 1,10,100 (empty: no canary)"
-	cp.steps.CharLimit = 64
-	cp.wait = textinput.New()
-	cp.wait.Prompt = ""
-	cp.wait.Placeholder = replay.DefaultCanaryWait.String() + " (how long each step is watched)"
-	cp.wait.CharLimit = 16
-	for _, f := range []*textinput.Model{&cp.steps, &cp.wait} {
-		f.Cursor.SetMode(cursor.CursorStatic)
-	}
+	cp.steps = newTextField("N, or steps 1,10,100 (empty: no canary)", 64)
+	cp.wait = newTextField(replay.DefaultCanaryWait.String()+" (how long each step is watched)", 16)
 }
 
 // parse reads the fields: no steps is no canary.
@@ -72,12 +64,12 @@ func (cp *canaryPart) parse() ([]int, time.Duration, error) {
 }
 
 // arm prepares req for a canary run: the choice channel and Proceed.
-func (d *dialog) armCanary(req *ActionRequest) {
+func (cp *canaryPart) arm(req *ActionRequest) {
 	if req.Canary == nil {
 		return
 	}
 	ch := make(chan bool, 1)
-	d.cn.answer, d.cn.planned, d.cn.up = ch, req.Canary, nil
+	cp.answer, cp.planned, cp.up = ch, req.Canary, nil
 	req.Proceed = func(ctx context.Context, _ replay.CanaryStep) bool {
 		select {
 		case ok := <-ch:
@@ -88,51 +80,74 @@ func (d *dialog) armCanary(req *ActionRequest) {
 	}
 }
 
-// canaryUpdate shows a step's wait or end; a step that ended with none
-// back asks whether to go on (the engine waits in Proceed).
-func (d *dialog) canaryUpdate(u CanaryUpdate) tea.Cmd {
-	d.cn.up = &u
+// update takes the canary's steps and the countdown's ticks, and the
+// answer at the end of a step.
+func (cp *canaryPart) update(d *dialog, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case feedCanaryMsg:
+		if msg.f == d.run {
+			return tea.Batch(cp.step(d, msg.u), d.run.next()), true
+		}
+	case canaryTickMsg:
+		if msg.d == d {
+			return cp.tock(d), true
+		}
+	case tea.KeyMsg:
+		if d.state == dlgCanaryAsk {
+			return nil, cp.key(d, msg)
+		}
+	}
+	return nil, false
+}
+
+// step shows a step's wait or end; a step that ended with none back asks
+// whether to go on (the engine waits in Proceed).
+func (cp *canaryPart) step(d *dialog, u CanaryUpdate) tea.Cmd {
+	cp.up = &u
 	if u.Ended {
 		if u.Step.CameBack == 0 && d.state == dlgRunning && !d.cancelling {
 			d.state = dlgCanaryAsk
 		}
 		return nil
 	}
-	d.cn.deadline = d.c.now().Add(u.Left)
-	return d.tick()
+	cp.deadline = d.c.now().Add(u.Left)
+	return cp.tick(d)
 }
 
-func (d *dialog) tick() tea.Cmd {
-	if d.cn.ticking {
+func (cp *canaryPart) tick(d *dialog) tea.Cmd {
+	if cp.ticking {
 		return nil
 	}
-	d.cn.ticking = true
+	cp.ticking = true
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return canaryTickMsg{d} })
 }
 
-func (d *dialog) canaryTick() tea.Cmd {
-	d.cn.ticking = false
-	if d.state == dlgRunning && d.cn.up != nil && !d.cn.up.Ended {
-		return d.tick()
+func (cp *canaryPart) tock(d *dialog) tea.Cmd {
+	cp.ticking = false
+	if d.state == dlgRunning && cp.up != nil && !cp.up.Ended {
+		return cp.tick(d)
 	}
 	return nil
 }
 
-// canaryKey answers the question at the end of a step.
-func (d *dialog) canaryKey(msg tea.KeyMsg) tea.Cmd {
+// key answers the question at the end of a step; it reports whether msg
+// was an answer.
+func (cp *canaryPart) key(d *dialog, msg tea.KeyMsg) bool {
 	k := d.c.keys
 	switch {
 	case key.Matches(msg, k.CanaryGo):
-		d.answerCanary(true)
+		cp.reply(d, true)
 	case key.Matches(msg, k.CanaryStop):
-		d.answerCanary(false)
+		cp.reply(d, false)
+	default:
+		return false
 	}
-	return nil
+	return true
 }
 
-func (d *dialog) answerCanary(goOn bool) {
+func (cp *canaryPart) reply(d *dialog, goOn bool) {
 	select {
-	case d.cn.answer <- goOn:
+	case cp.answer <- goOn:
 	default: // already answered
 	}
 	d.state = dlgRunning
@@ -149,11 +164,11 @@ func (cp *canaryPart) nextText(n int) string {
 	return "replay the rest"
 }
 
-// canaryFieldLines are the dialog's canary fields (focus indexes 2, 3).
-func (d *dialog) canaryFieldLines() []string {
+// fieldLines are the dialog's canary fields (focus indexes 2, 3).
+func (cp *canaryPart) fieldLines(d *dialog) []string {
 	lines := []string{
-		d.field(2, "Canary", d.cn.steps.View()),
-		d.field(3, "Wait", d.cn.wait.View()),
+		d.field(2, "Canary", cp.steps.View()),
+		d.field(3, "Wait", cp.wait.View()),
 	}
 	if d.focus >= 2 { // what a canary does, while its fields are typed in
 		lines = append(lines, d.c.styles.Dim.Render("              the first N go, then the parking lot is watched for them"))
@@ -161,9 +176,9 @@ func (d *dialog) canaryFieldLines() []string {
 	return lines
 }
 
-// canaryLines show the step as it stands, while running or asking.
-func (d *dialog) canaryLines() []string {
-	u := d.cn.up
+// lines show the step as it stands, while running or asking.
+func (cp *canaryPart) lines(d *dialog) []string {
+	u := cp.up
 	if u == nil {
 		return nil
 	}
@@ -176,7 +191,7 @@ func (d *dialog) canaryLines() []string {
 	case u.Ended:
 		lines = append(lines, st.Warning.Render(fmt.Sprintf("canary step %d: %d of %d came back — the rest stay parked", s.Step, s.CameBack, s.Replayed)))
 	default:
-		left := max(d.cn.deadline.Sub(d.c.now()), 0).Round(time.Second)
+		left := max(cp.deadline.Sub(d.c.now()), 0).Round(time.Second)
 		lines = append(lines, fmt.Sprintf("canary step %d: %d replayed — waiting %s more, %d came back so far", s.Step, s.Replayed, left, s.CameBack))
 	}
 	for _, g := range slices.Sorted(maps.Keys(s.Groups)) {
@@ -187,9 +202,20 @@ func (d *dialog) canaryLines() []string {
 		lines = append(lines, st.Warning.Render(fmt.Sprintf("  %d × %s", s.Groups[g], text)))
 	}
 	if d.state == dlgCanaryAsk {
-		lines = append(lines, "", fmt.Sprintf("enter: %s · s: stop (the rest stay parked)", d.cn.nextText(s.Step)))
+		lines = append(lines, "", fmt.Sprintf("enter: %s · s: stop (the rest stay parked)", cp.nextText(s.Step)))
 	}
 	return lines
+}
+
+// help is the question's keys: go on (with what that does), stop, or
+// leave it as a job.
+func (cp *canaryPart) help(d *dialog) []key.Binding {
+	k := d.c.keys
+	next := "replay the rest"
+	if cp.up != nil {
+		next = cp.nextText(cp.up.Step.Step)
+	}
+	return []key.Binding{described(k.CanaryGo, next), k.CanaryStop, k.Background}
 }
 
 // canarySummary words a canary's end for the status line; ok is false

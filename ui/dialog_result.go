@@ -4,23 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/parkinglot/parkinglot/replay"
 )
 
 // The end of a dialog: the status line that says what was done, the
-// reload of the list, and closing (which throws away an unsent edit).
+// reload of the list, and closing (which lets the action throw away what
+// it holds, such as an unsent edit).
 
 func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
 	d.result, d.err = msg.res, msg.err
-	if d.kind == actionEdit && !errors.Is(msg.err, replay.ErrInvalidBody) {
-		d.draft = nil // used: the backend removed it; only an invalid edit is kept to try again
-	}
+	d.act.finished(d)
 	text, kind := d.summary()
-	removed := d.kind != actionExport && d.result.Done > 0
+	removed := d.act.removes() && d.result.Done > 0
 	refresh := func() tea.Msg { return refreshQueueMsg{queue: d.queue, removed: removed} }
 	if d.background {
 		// A job keeps its result on the jobs screen until dismissed.
@@ -37,10 +33,9 @@ func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
 // summary is the status line: what was done, and what failed and why.
 func (d *dialog) summary() (string, statusKind) {
 	r := d.result
-	verb := d.kind.verb()
-	text := fmt.Sprintf("%s %d", verb, r.Done)
-	if d.kind == actionExport && d.err == nil {
-		text += " to " + strings.TrimSpace(d.path.Value())
+	text := fmt.Sprintf("%s %d", d.act.verb(), r.Done)
+	if to := d.act.savedTo(); to != "" && d.err == nil {
+		text += " to " + to
 	}
 	kind := statusOK
 	if r.Skipped > 0 {
@@ -64,12 +59,13 @@ func (d *dialog) summary() (string, statusKind) {
 	case errors.Is(d.err, context.Canceled):
 		kind = statusWarn
 		text = "cancelled: " + text
-	case d.err != nil && d.kind == actionEdit && r.Done == 0:
-		kind = statusError
-		text = "edit not sent: " + clean(d.err.Error())
 	case d.err != nil:
 		kind = statusError
-		text += " — " + clean(d.err.Error())
+		if t, ok := d.act.errorText(d); ok {
+			text = t
+		} else {
+			text += " — " + clean(d.err.Error())
+		}
 	}
 	return text, kind
 }
@@ -79,10 +75,7 @@ func (d *dialog) close(text string, kind statusKind) tea.Cmd {
 	// Nothing runs once the dialog closes (a plan still on its way reads
 	// a closed set and is ignored).
 	d.ids.Close()
-	if d.draft != nil {
-		d.c.backend.DiscardEdit(d.draft)
-		d.draft = nil
-	}
+	d.act.discard(d)
 	closeCmd := func() tea.Msg { return closeDialogMsg{d} }
 	if text == "" {
 		return closeCmd
@@ -95,8 +88,5 @@ func (d *dialog) abort() {
 	if d.run != nil {
 		d.run.cancel()
 	}
-	if d.draft != nil {
-		d.c.backend.DiscardEdit(d.draft)
-		d.draft = nil
-	}
+	d.act.discard(d)
 }

@@ -123,6 +123,26 @@ func (f *fakeBackend) called(prefix string) int {
 	return n
 }
 
+// calledWith counts the calls that contain part.
+func (f *fakeBackend) calledWith(part string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if strings.Contains(c, part) {
+			n++
+		}
+	}
+	return n
+}
+
+// callList is every call so far, for a failure's message.
+func (f *fakeBackend) callList() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
 func (f *fakeBackend) Describe() string { return "amqp://guest:xxxxx@127.0.0.1:5672/ vhost /" }
 
 func (f *fakeBackend) Cluster(context.Context) (Cluster, error) {
@@ -275,7 +295,7 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 // searchGate, when set, makes it wait for it (or ctx) before each queue
 // after the first.
 func (f *fakeBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
-	f.record("search " + req.Query.Filter)
+	f.record("search " + req.Query.Filter + " in [" + strings.Join(req.Queues, ",") + "]")
 	flt, err := replay.CompileFilter(req.Query.Filter)
 	if err != nil {
 		return replay.SearchResult{}, err
@@ -283,7 +303,7 @@ func (f *fakeBackend) Search(ctx context.Context, req SearchRequest) (replay.Sea
 	f.mu.Lock()
 	var queues []string
 	for _, q := range f.queues {
-		if q.ParkingLot {
+		if q.ParkingLot && (len(req.Queues) == 0 || slices.Contains(req.Queues, q.Name)) {
 			queues = append(queues, q.Name)
 		}
 	}

@@ -65,7 +65,7 @@ func (m *Model) background(d *dialog) tea.Cmd {
 	if !slices.Contains(m.jobs, d) {
 		m.jobs = append(m.jobs, d)
 	}
-	return status(statusInfo, "the "+d.kind.name()+" of "+d.queue+" goes on in the background — J: jobs")
+	return status(statusInfo, "the "+d.act.name()+" of "+d.queue+" goes on in the background — J: jobs")
 }
 
 // showJob brings a job's dialog to the front (one dialog at a time).
@@ -94,7 +94,7 @@ func (m *Model) refuseSecond(d *dialog) tea.Cmd {
 		_ = d.ids.Close()
 	}
 	return status(statusError, fmt.Sprintf("a %s job is acting on %s: one job per parking lot, its pass holds the messages another would need (J: jobs)",
-		j.kind.name(), d.queue))
+		j.act.name(), d.queue))
 }
 
 // quitKey answers the quit question: yes cancels every job and quits once
@@ -141,7 +141,7 @@ func (m *Model) JobSummaries() []string {
 	for _, j := range m.jobs {
 		if j.active() {
 			out = append(out, fmt.Sprintf("%s of %s: stopped before its end, %d of %d done; every message is %s or still there; nothing lost",
-				j.kind.name(), j.queue, j.ev.Done, j.ev.Total, j.kind.verb()))
+				j.act.name(), j.queue, j.ev.Done, j.ev.Total, j.act.verb()))
 			continue
 		}
 		text, _ := j.summary()
@@ -177,9 +177,9 @@ func (m *Model) jobsLine() string {
 // shortProgress is a running job's action, count and ETA.
 func (d *dialog) shortProgress() string {
 	if d.state == dlgCanaryAsk {
-		return d.kind.name() + " waits for you"
+		return d.act.name() + " waits for you"
 	}
-	line := fmt.Sprintf("%s %s/%s", d.kind.name(), fmtCount(int64(d.ev.Done)), fmtCount(int64(d.ev.Total)))
+	line := fmt.Sprintf("%s %s/%s", d.act.name(), fmtCount(int64(d.ev.Done)), fmtCount(int64(d.ev.Total)))
 	if eta, ok := d.eta(); ok && eta > 0 && !d.cancelling {
 		line += " · ETA " + format.Age(eta)
 	}
@@ -190,12 +190,12 @@ func (d *dialog) shortProgress() string {
 func (d *dialog) progressLine() string {
 	switch d.state {
 	case dlgCanaryAsk:
-		return fmt.Sprintf("%s %s: a canary step ended — waiting for you (enter on it)", d.kind.name(), d.queue)
+		return fmt.Sprintf("%s %s: a canary step ended — waiting for you (enter on it)", d.act.name(), d.queue)
 	case dlgDone:
 		text, _ := d.summary()
 		return "done: " + d.queue + ": " + text
 	}
-	line := fmt.Sprintf("%s %s %s/%s", d.kind.name(), d.queue, fmtCount(int64(d.ev.Done)), fmtCount(int64(d.ev.Total)))
+	line := fmt.Sprintf("%s %s %s/%s", d.act.name(), d.queue, fmtCount(int64(d.ev.Done)), fmtCount(int64(d.ev.Total)))
 	if d.cancelling {
 		return line + " — cancelling"
 	}

@@ -57,7 +57,7 @@ func (s *jobsScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if j := jobs[s.cursor]; j.state == dlgRunning && j.run != nil && !j.cancelling {
 			j.cancelling = true
 			j.run.cancel()
-			return s, status(statusInfo, "cancelling the "+j.kind.name()+" of "+j.queue+": what is in flight is confirmed or stays parked")
+			return s, status(statusInfo, "cancelling the "+j.act.name()+" of "+j.queue+": what is in flight is confirmed or stays parked")
 		}
 	}
 	return s, nil

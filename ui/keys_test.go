@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
@@ -22,7 +23,7 @@ func TestEveryKeyIsInTheHelp(t *testing.T) {
 		newJobsScreen(c, func() []*dialog { return nil }),
 		newSearchScreen(c, "a"),
 	}
-	ids := replay.NewIDSet()
+	ids := store.NewIDSet()
 	for _, id := range []string{"a", "b"} {
 		if err := ids.Add(id); err != nil {
 			t.Fatal(err)
@@ -34,7 +35,7 @@ func TestEveryKeyIsInTheHelp(t *testing.T) {
 		d.state = st
 		helps = append(helps, d)
 		e := newEditDialog(c, "q", "a")
-		e.state, e.draft = st, &EditDraft{}
+		e.state, e.act.(*editAction).draft = st, &EditDraft{}
 		helps = append(helps, e)
 	}
 	shown := map[string]bool{}

@@ -1,14 +1,103 @@
 package ui
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/parkinglot/parkinglot/broker/store"
+	"github.com/parkinglot/parkinglot/replay"
 )
+
+// msgIndex is one browse's messages as the list needs them: store.Rows (a
+// few numbers a message in memory, the rest in private files) given what
+// the list shows and searches of a summary, its whole summary as JSON, and
+// the widest id and origin, so columns are no wider than needed. Used by
+// the UI goroutine alone.
+type msgIndex struct {
+	rows                 *store.Rows
+	idWidth, originWidth int
+	// shown caches the summaries of rows drawn lately (a frame draws the
+	// same rows as the one before); reset when it grows past shownMax.
+	shown map[int32]replay.Summary
+}
+
+// shownMax bounds the summaries cache: a few screens' worth.
+const shownMax = 1024
+
+// newMsgIndex creates the index and its files.
+func newMsgIndex() (*msgIndex, error) {
+	rows, err := store.NewRows()
+	if err != nil {
+		return nil, err
+	}
+	return &msgIndex{rows: rows, shown: map[int32]replay.Summary{}}, nil
+}
+
+// emptyIndex is an index of no messages and no files, for the screen
+// before its first browse started (or when it could not).
+func emptyIndex() *msgIndex {
+	return &msgIndex{rows: &store.Rows{}, shown: map[int32]replay.Summary{}}
+}
+
+func (d *msgIndex) len() int { return d.rows.Len() }
+
+// close removes the files.
+func (d *msgIndex) close() { d.rows.Close() }
+
+// add stores a batch of summaries, in order.
+func (d *msgIndex) add(batch []replay.Summary) error {
+	for _, s := range batch {
+		origin := originText(s)
+		js, err := json.Marshal(s)
+		if err != nil {
+			return fmt.Errorf("message list: %w", err)
+		}
+		if err := d.rows.Add(store.Row{
+			ID: s.ID, Index: s.Index, Summary: js,
+			Search: strings.ToLower(s.ID + "\x00" + s.Facts.Error + "\x00" + origin + "\x00" + s.RoutingKey + "\x00" + s.Group),
+			Group:  s.Group, Origin: origin, Parked: s.ParkedAt, CameBack: s.Facts.CameBack,
+		}); err != nil {
+			return err
+		}
+		d.idWidth = max(d.idWidth, ansi.StringWidth(clean(s.ID)))
+		d.originWidth = max(d.originWidth, ansi.StringWidth(origin))
+	}
+	return nil
+}
+
+// summary reads message i's summary back.
+func (d *msgIndex) summary(i int32) (replay.Summary, error) {
+	if s, ok := d.shown[i]; ok {
+		return s, nil
+	}
+	index, id, js, err := d.rows.Summary(i)
+	if err != nil {
+		return replay.Summary{}, err
+	}
+	var s replay.Summary
+	if err := json.Unmarshal(js, &s); err != nil {
+		return replay.Summary{}, fmt.Errorf("message list: %w", err)
+	}
+	s.Index, s.ID = index, id
+	if len(d.shown) >= shownMax {
+		clear(d.shown)
+	}
+	d.shown[i] = s
+	return s, nil
+}
+
+func (d *msgIndex) id(i int32) (string, error)              { return d.rows.ID(i) }
+func (d *msgIndex) idSet(idx []int32) (*store.IDSet, error) { return d.rows.IDSet(idx) }
+func (d *msgIndex) find(id string) (int32, bool)            { return d.rows.Find(id) }
+func (d *msgIndex) match(from int32, filter, group string, fn func(i int32)) error {
+	return d.rows.Match(from, filter, group, fn)
+}
 
 // sortMode orders the message list; `s` cycles through them, `S` reverses.
 type sortMode int
@@ -28,7 +117,7 @@ func (m sortMode) String() string {
 // view returns the messages that pass the filter (lower case here) and
 // belong to group ("" any), in the sort order.
 func (d *msgIndex) view(filter, group string, mode sortMode, reverse bool) ([]int32, error) {
-	idx := make([]int32, 0, len(d.ents))
+	idx := make([]int32, 0, d.len())
 	err := d.match(0, strings.ToLower(filter), group, func(i int32) { idx = append(idx, i) })
 	d.sortIdx(idx, mode, reverse)
 	return idx, err
@@ -43,7 +132,7 @@ func (d *msgIndex) sortIdx(idx []int32, mode sortMode, reverse bool) {
 	switch mode {
 	case sortAge:
 		cmp = func(a, b int32) int {
-			ta, tb := d.ents[a].parked, d.ents[b].parked
+			ta, tb := d.rows.Entry(a).Parked, d.rows.Entry(b).Parked
 			if (ta == 0) != (tb == 0) {
 				if ta == 0 {
 					return 1 // unknown times last
@@ -53,11 +142,11 @@ func (d *msgIndex) sortIdx(idx []int32, mode sortMode, reverse bool) {
 			return cmpInt(ta, tb)
 		}
 	case sortError:
-		rank := d.groups.ranks()
-		cmp = func(a, b int32) int { return cmpInt(rank[d.ents[a].group], rank[d.ents[b].group]) }
+		rank := d.rows.GroupRanks()
+		cmp = func(a, b int32) int { return cmpInt(rank[d.rows.Entry(a).Group], rank[d.rows.Entry(b).Group]) }
 	case sortOrigin:
-		rank := d.origins.ranks()
-		cmp = func(a, b int32) int { return cmpInt(rank[d.ents[a].origin], rank[d.ents[b].origin]) }
+		rank := d.rows.OriginRanks()
+		cmp = func(a, b int32) int { return cmpInt(rank[d.rows.Entry(a).Origin], rank[d.rows.Entry(b).Origin]) }
 	default:
 		if reverse {
 			slices.Reverse(idx)
@@ -99,21 +188,21 @@ func (d *msgIndex) groupsOf(filter string) ([]msgGroup, error) {
 	var gs []msgGroup
 	var newest []int64
 	err := d.match(0, strings.ToLower(filter), "", func(i int32) {
-		e := d.ents[i]
-		n, ok := slot[e.group]
+		e := d.rows.Entry(i)
+		n, ok := slot[e.Group]
 		if !ok {
 			n = len(gs)
-			slot[e.group] = n
-			gs = append(gs, msgGroup{Key: d.groups.names[e.group]})
+			slot[e.Group] = n
+			gs = append(gs, msgGroup{Key: d.rows.Group(e.Group)})
 			newest = append(newest, 0)
 		}
 		g := &gs[n]
 		g.Indices = append(g.Indices, i)
-		if d.back.Has(int(i)) {
+		if d.rows.CameBack(i) {
 			g.CameBack++
 		}
-		newest[n] = max(newest[n], e.parked)
-		if o := d.origins.names[e.origin]; !contains(g.Origins, o) {
+		newest[n] = max(newest[n], e.Parked)
+		if o := d.rows.Origin(e.Origin); !contains(g.Origins, o) {
 			if len(g.Origins) < 3 {
 				g.Origins = append(g.Origins, o)
 			} else {
@@ -142,80 +231,4 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// vlist is the virtualised list: only a cursor, an offset and a height, so
-// a key press costs the same with 100 rows as with 100,000 and View draws
-// only the visible window.
-type vlist struct {
-	cursor, offset, height, count int
-}
-
-func (l *vlist) setCount(n int) {
-	l.count = n
-	l.clamp()
-}
-
-func (l *vlist) setHeight(h int) {
-	l.height = max(h, 1)
-	l.clamp()
-}
-
-func (l *vlist) move(delta int) {
-	l.cursor += delta
-	l.clamp()
-}
-
-// navigate moves the cursor for the keymap's movement keys (up, down,
-// page, top, bottom) and reports whether msg was one.
-func (l *vlist) navigate(k *KeyMap, msg tea.KeyMsg) bool {
-	switch {
-	case key.Matches(msg, k.Up):
-		l.move(-1)
-	case key.Matches(msg, k.Down):
-		l.move(1)
-	case key.Matches(msg, k.PageUp):
-		l.page(-1)
-	case key.Matches(msg, k.PageDown):
-		l.page(1)
-	case key.Matches(msg, k.Top):
-		l.top()
-	case key.Matches(msg, k.Bottom):
-		l.bottom()
-	default:
-		return false
-	}
-	return true
-}
-
-func (l *vlist) top()    { l.cursor = 0; l.clamp() }
-func (l *vlist) bottom() { l.cursor = l.count - 1; l.clamp() }
-func (l *vlist) page(n int) {
-	l.move(n * max(l.height-1, 1))
-}
-
-func (l *vlist) clamp() {
-	if l.cursor >= l.count {
-		l.cursor = l.count - 1
-	}
-	if l.cursor < 0 {
-		l.cursor = 0
-	}
-	if l.cursor < l.offset {
-		l.offset = l.cursor
-	}
-	if l.cursor >= l.offset+l.height {
-		l.offset = l.cursor - l.height + 1
-	}
-	if maxOff := l.count - l.height; l.offset > maxOff {
-		l.offset = max(maxOff, 0)
-	}
-	if l.offset < 0 {
-		l.offset = 0
-	}
-}
-
-// window is the half-open range of rows on screen.
-func (l vlist) window() (from, to int) {
-	return l.offset, min(l.offset+l.height, l.count)
 }

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -128,7 +130,7 @@ func (r *searchRun) next() tea.Cmd {
 // startSearch begins a search for q once the search before it (nil: none)
 // gave its messages back; the screen re-arms run.next() after each
 // progress message until the searchDoneMsg.
-func startSearch(c *common, q replay.Query, before *searchRun) (*searchRun, tea.Cmd) {
+func startSearch(c *common, q replay.Query, queues []string, before *searchRun) (*searchRun, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	r := &searchRun{cancel: cancel, keep: c.searchCap(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	skip := c.busyQueues() // read here, in Update: the jobs are the root model's
@@ -146,7 +148,7 @@ func startSearch(c *common, q replay.Query, before *searchRun) (*searchRun, tea.
 			defer cancel()
 			// The engine keeps none: the run keeps up to keep, the screen
 			// shows them, and one copy of each is in memory.
-			res, err := c.backend.Search(ctx, SearchRequest{Query: q, Keep: -1, OnQueue: r.onQueue, OnMatch: r.onMatch, Skip: skip})
+			res, err := c.backend.Search(ctx, SearchRequest{Queues: queues, Query: q, Keep: -1, OnQueue: r.onQueue, OnMatch: r.onMatch, Skip: skip})
 			r.finish(searchDoneMsg{run: r, res: res, err: err})
 		}()
 		return r.next()()
@@ -160,6 +162,13 @@ func (c *common) searchCap() int {
 		return c.searchKeep
 	}
 	return replay.DefaultSearchKeep
+}
+
+// searchBase is what a search of some queues again keeps of the search
+// before: the other queues' counts.
+type searchBase struct {
+	matched int
+	queues  []replay.QueueSearch
 }
 
 // searchScreen is a search across every parking lot: its matches stream
@@ -177,7 +186,11 @@ type searchScreen struct {
 	matched int // every match, kept or not
 	res     *replay.SearchResult
 	err     error
-	stopped bool                // ended early to open a match
+	stopped bool // ended early to open a match
+	// stale are searched queues an action changed since (their matches
+	// may be gone); kept is what a search of only those builds on.
+	stale   map[string]bool
+	kept    searchBase
 	opening *replay.SearchMatch // to open once the stopped search gave back
 	idWidth int                 // the widest id and queue kept
 	qWidth  int
@@ -187,7 +200,7 @@ type searchScreen struct {
 }
 
 func newSearchScreen(c *common, expr string) *searchScreen {
-	s := &searchScreen{c: c, expr: expr, query: replay.ParseQuery(expr)}
+	s := &searchScreen{c: c, expr: expr, query: replay.ParseQuery(expr), stale: map[string]bool{}}
 	s.SetSize(c.width, c.height)
 	return s
 }
@@ -203,10 +216,41 @@ func (s *searchScreen) start() tea.Cmd {
 	s.matches, s.matched, s.res, s.err = nil, 0, nil, nil
 	s.queue, s.begun, s.stopped, s.opening = "", 0, false, nil
 	s.idWidth, s.qWidth = 0, 0
+	s.kept = searchBase{}
+	clear(s.stale)
 	s.list.setCount(0)
-	r, cmd := startSearch(s.c, s.query, before)
+	r, cmd := startSearch(s.c, s.query, nil, before)
 	s.run, s.running = r, true
 	return cmd
+}
+
+// searchAgain searches again, alone, the queues an action changed while
+// the results were under it: their matches may have left, the others'
+// have not. Nothing is searched while a search runs or before one ended.
+func (s *searchScreen) searchAgain() tea.Cmd {
+	if len(s.stale) == 0 || s.running || s.res == nil {
+		return nil
+	}
+	var again []string
+	base := searchBase{matched: s.matched}
+	for _, qs := range s.res.Queues {
+		if s.stale[qs.Queue] && qs.Err == nil {
+			again = append(again, qs.Queue)
+			base.matched -= qs.Matched
+			continue
+		}
+		base.queues = append(base.queues, qs)
+	}
+	clear(s.stale)
+	if len(again) == 0 {
+		return nil
+	}
+	s.matches = slices.DeleteFunc(s.matches, func(m replay.SearchMatch) bool { return slices.Contains(again, m.Queue) })
+	s.list.setCount(len(s.matches))
+	s.kept, s.matched, s.res, s.err, s.stopped = base, base.matched, nil, nil, false
+	r, cmd := startSearch(s.c, s.query, again, s.run)
+	s.run, s.running = r, true
+	return tea.Batch(cmd, status(statusInfo, "searching again what changed: "+strings.Join(again, ", ")))
 }
 
 func (s *searchScreen) Title() string   { return "search " + clean(s.expr) }
@@ -235,7 +279,7 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if msg.run != s.run {
 			return s, nil
 		}
-		s.queue, s.begun, s.matched = msg.queue, msg.begun, msg.matched
+		s.queue, s.begun, s.matched = msg.queue, msg.begun, s.kept.matched+msg.matched
 		for _, m := range msg.matches {
 			s.idWidth = max(s.idWidth, ansi.StringWidth(clean(m.Summary.ID)))
 			s.qWidth = max(s.qWidth, ansi.StringWidth(clean(m.Queue)))
@@ -250,11 +294,12 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 		s.running = false
 		res := msg.res
+		res.Queues = append(slices.Clip(s.kept.queues), res.Queues...)
 		s.res, s.err = &res, msg.err
 		if msg.err != nil && len(res.Queues) == 0 {
 			s.res = nil // nothing searched: the parking lots were not listed
 		}
-		s.matched = max(s.matched, res.Matched)
+		s.matched = max(s.matched, s.kept.matched+res.Matched)
 		s.fit()
 		if s.opening != nil {
 			m := *s.opening
@@ -265,6 +310,12 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			return s, nil
 		}
 		return s, s.doneStatus()
+	case refreshQueueMsg:
+		if msg.removed {
+			s.stale[msg.queue] = true
+		}
+	case shownMsg:
+		return s, s.searchAgain()
 	case tea.KeyMsg:
 		return s, s.handleKey(msg)
 	}

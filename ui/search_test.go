@@ -165,11 +165,19 @@ func TestSearchOpensAMatchInItsQueue(t *testing.T) {
 	if ids := hs.fb.ids("orders.dlq"); len(ids) != 1 || ids[0] != "ord-0001" {
 		t.Fatalf("orders.dlq holds %v, want [ord-0001]", ids)
 	}
-	// esc: the results, then the queues.
+	// esc: the results, where the parking lot the delete changed is
+	// searched again, alone; then the queues.
 	hs.press("esc")
-	hs.until("the results", func() bool { return hs.search() != nil })
-	if s := hs.screen(); !strings.Contains(s, "3 matches in 2 of 2") {
-		t.Fatalf("the results were not kept:\n%s", s)
+	hs.until("the results searched again", func() bool { return hs.search() != nil && hs.searchDone() && hs.fb.called("search ") == 2 })
+	if hs.fb.called("search ") != 2 || hs.fb.calledWith("in [orders.dlq]") != 1 {
+		t.Fatalf("searched again: %v, want orders.dlq alone", hs.fb.callList())
+	}
+	s := hs.search()
+	if s := hs.screen(); !strings.Contains(s, "2 matches in 1 of 2 parking lot(s)") || strings.Contains(s, "ord-0002") {
+		t.Fatalf("the deleted match is still listed:\n%s", s)
+	}
+	if len(s.matches) != 2 || s.matches[0].Queue != "demo.error.dlq" || s.matches[1].Queue != "demo.error.dlq" {
+		t.Fatalf("matches after searching again: %+v", s.matches)
 	}
 	hs.press("esc")
 	hs.untilScreen("parking lot(s) (P)")

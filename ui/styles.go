@@ -37,7 +37,7 @@ type Styles struct {
 	DialogTitle lipgloss.Style
 	Focused     lipgloss.Style // the focused field's label
 	// ProgressFill is the progress bar's colour (bubbles' progress takes a
-	// colour, not a style).
+	// colour, not a style), from the same palette as the rest.
 	ProgressFill string
 
 	JSONKey, JSONString, JSONNumber, JSONLiteral, JSONPunct lipgloss.Style
@@ -49,7 +49,7 @@ type Styles struct {
 // NewStyles builds the style sheet for r (lipgloss.DefaultRenderer() for
 // the program's terminal).
 func NewStyles(r *lipgloss.Renderer) *Styles {
-	c := func(light, dark string) lipgloss.TerminalColor {
+	c := func(light, dark string) lipgloss.AdaptiveColor {
 		return lipgloss.AdaptiveColor{Light: light, Dark: dark}
 	}
 	accent := c("#5A3FD6", "#9D8CFF")
@@ -61,7 +61,10 @@ func NewStyles(r *lipgloss.Renderer) *Styles {
 	ns := r.NewStyle
 
 	s := &Styles{
-		ProgressFill: "#9D8CFF",
+		// One colour for both backgrounds: the accent's dark value reads
+		// on either, and asking the terminal for its background here would
+		// query it before the program owns it.
+		ProgressFill: accent.Dark,
 		Profile:      r.ColorProfile(),
 		Title:        ns().Bold(true).Foreground(accent),
 		Crumb:        ns().Foreground(subtle),

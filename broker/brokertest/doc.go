@@ -4,7 +4,7 @@
 // `make brokers` and `make cluster` (rabbitmqctl, a fault proxy), and the
 // benchmark harness.
 //
-// # The benchmark method
+// # Benchmark method
 //
 // `make bench` runs every benchmark once (-benchtime 1x, one package at a
 // time), each against its raw baseline measured in the same run and
@@ -60,4 +60,28 @@
 // included, and the lines are named after the type and the replicas. With
 // $PARKINGLOT_BENCH_BROKER_PID set (make bench-split sets it), the "(…)"
 // line gives the broker's CPU a message of each move.
+//
+// A figures line reads, for example:
+//
+//	replay-vs-shovel  100000  6896 msg/s  7253 msg/s  ratio=0.95 (0.88–1.01, 3 pairs)
+//
+// the count, the median rate of the measured run and of its baseline, and
+// the median ratio of the pairs with its min–max. The variables:
+// $PARKINGLOT_BENCH_N runs a smaller count ([BenchCount]);
+// $PARKINGLOT_BENCH_ROUNDS more rounds; $PARKINGLOT_BENCH_BIG=1 adds the 1M
+// lines ($PARKINGLOT_BENCH_BIG_N for another size); BENCH_BROKER=4.3 (or
+// 4.0, system) picks the broker of make bench. make bench-cluster runs the
+// replay and the daemon's happy path on quorum queues replicated over the
+// three nodes of make cluster, the clients on node 1. make bench-split is
+// the production shape, the broker on its own machine: every thread of the
+// broker's VM is pinned to the first half of the cores with as many
+// schedulers online, the benchmark to the other half
+// ($PARKINGLOT_BENCH_CORES says so in the figures), and both are given back
+// on exit.
+//
+// The shovel is the hard baseline: it moves messages inside the broker over
+// direct connections, while every replayed message travels to a client and
+// back and the broker's core waits meanwhile; on shared cores the client's
+// own CPU also comes out of the broker's. So replay-vs-shovel is read with
+// the broker's CPU a message beside it, and on its own cores (bench-split).
 package brokertest

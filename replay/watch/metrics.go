@@ -6,7 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// The metric names: a contract with the alert rules (README, "Alerting").
+// The metric names: a contract with the alert rules (ui/alerting) and with
+// the dashboards built on them, so never renamed.
 const (
 	MetricParked    = "parkinglot_parked_messages"
 	MetricOldestAge = "parkinglot_oldest_parked_age_seconds"

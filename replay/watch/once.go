@@ -44,6 +44,22 @@ func vhostName(o Options, vhost string) string {
 	return ""
 }
 
+// LotsFirst orders queues for a person: parking lots first, by Urgency
+// (a and b are their snapshots), the other queues after them in the order
+// they came.
+func LotsFirst(aLot, bLot bool, a, b Snapshot, now time.Time) int {
+	switch {
+	case aLot != bLot:
+		if aLot {
+			return -1
+		}
+		return 1
+	case !aLot:
+		return 0
+	}
+	return Urgency(a, b, now)
+}
+
 // Urgency orders parking lots for a person: the one whose oldest message
 // has waited longest first, then the deepest; empty ones last.
 func Urgency(a, b Snapshot, now time.Time) int {

@@ -6,9 +6,9 @@
 // asks for them (a Prometheus scrape, the TUI) never drives load on the
 // broker.
 //
-// Every read is harmless in the sense of a browse (README, "Browsing without
-// harm"): no message is taken, reordered away or counted toward a quorum
-// delivery limit. Where a give-back would count (quorum queues before
+// Every read is harmless in the sense of a browse (broker's package doc,
+// "Browsing without harm"): no message is taken, reordered away or counted
+// toward a quorum delivery limit. Where a give-back would count (quorum queues before
 // RabbitMQ 4.3, whose basic.nack(requeue) increments x-delivery-count) the
 // watch reads no message at all: the depth and arrivals come from the
 // broker's statistics, the oldest age from when the watch first saw the

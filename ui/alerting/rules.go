@@ -1,6 +1,6 @@
 // Package alerting writes the Prometheus alerting rules that ship with
-// parkinglot: rules over what `parkinglot watch` exports (README,
-// "Alerting"), with annotations an on-call engineer can act on — the
+// parkinglot: rules over what `parkinglot watch` exports (replay/watch's
+// metric names), with annotations an on-call engineer can act on — the
 // queue, its top error group and the command that opens it.
 package alerting
 

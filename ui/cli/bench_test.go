@@ -13,8 +13,8 @@ import (
 
 // BenchmarkTUIBrowse opens `parkinglot tui QUEUE` on a 100,000-message
 // parking lot in a pseudo-terminal, as a person does, alternated round by
-// round with the raw hold-unacked consume of the same queue (README,
-// "Performance"): the time from launch to the first screen of rows, to
+// round with the raw hold-unacked consume of the same queue (brokertest,
+// "Benchmark method"): the time from launch to the first screen of rows, to
 // the whole list loaded and every message given back ("all given back" on
 // screen), a sort and a group keystroke over every row until the screen
 // shows it, and the process's peak RSS (the kernel's ru_maxrss). Budgets:
@@ -25,7 +25,7 @@ func BenchmarkTUIBrowse(b *testing.B) {
 }
 
 // BenchmarkTUIBrowseBig is BenchmarkTUIBrowse on the 1,000,000-message
-// parking lot of the README's 1M lines (PARKINGLOT_BENCH_BIG=1; see
+// parking lot of the 1M lines (PARKINGLOT_BENCH_BIG=1; see
 // brokertest.BigBenchCount).
 func BenchmarkTUIBrowseBig(b *testing.B) {
 	n := brokertest.BigBenchCount(b)

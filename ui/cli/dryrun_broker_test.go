@@ -13,7 +13,7 @@ import (
 )
 
 // TestDryRunExitsAsTheRunWould: a dry run's exit status predicts the real
-// run's (README, "Exit codes"): 3 when a message would stay parked (no such
+// run's (ExitPartial): 3 when a message would stay parked (no such
 // exchange, nothing bound, a requested id not in the queue), 0 when every
 // one would be sent. Nothing moves in a dry run.
 func TestDryRunExitsAsTheRunWould(t *testing.T) {

@@ -11,9 +11,11 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
-// Exit statuses (README, "The CLI").
+// Exit statuses: a contract with scripts, so a number never changes
+// meaning. 130 (ExitInterrupted) is the shell's for SIGINT.
 const (
 	ExitOK      = 0
 	ExitError   = 1
@@ -122,7 +124,14 @@ var connectionHints = []struct {
 // errorLine is the one line an error ends a command with: its first line
 // and the flag that mends it.
 func errorLine(err error) string {
-	return firstLine(err.Error()) + hintFor(err)
+	text := err.Error()
+	var nad *replay.NotAllDoneError
+	if errors.As(err, &nad) && nad.Reason != "" {
+		// A failure's reason can be long and span lines: its first 300
+		// cells, on the one line.
+		text = strings.Replace(text, nad.Reason, format.Cut(format.OneLine(nad.Reason), 300), 1)
+	}
+	return firstLine(text) + hintFor(err)
 }
 
 // hintFor is the flag that mends err, "" when no flag does.

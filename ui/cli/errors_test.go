@@ -3,9 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // TestErrorLineNamesTheFlagThatMends: the engines name no flag; the
@@ -25,5 +27,19 @@ func TestErrorLineNamesTheFlagThatMends(t *testing.T) {
 		if got := errorLine(c.err); got != c.want {
 			t.Errorf("errorLine(%q)\n got %q\nwant %q", c.err, got, c.want)
 		}
+	}
+}
+
+// TestErrorLineFitsANotDoneReason: a run's failure reason, however long or
+// many-lined, is its first 300 cells on the one error line.
+func TestErrorLineFitsANotDoneReason(t *testing.T) {
+	reason := "upstream said:\n" + strings.Repeat("x", 400)
+	got := errorLine(fmt.Errorf("replay: %w", &replay.NotAllDoneError{Failed: 2, Done: 3, Reason: reason, Mixed: true}))
+	want := "replay: 2 message(s) not done, 3 done; the first: upstream said: " + strings.Repeat("x", 299-len("upstream said: ")) + "…"
+	if got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if !errors.Is(&replay.NotAllDoneError{}, replay.ErrNotAllDone) {
+		t.Fatal("NotAllDoneError is not ErrNotAllDone")
 	}
 }

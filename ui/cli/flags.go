@@ -9,6 +9,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // selectorFromFlags checks --id/--all/--filter: exactly one (mutually
@@ -174,6 +175,7 @@ func hintPlan(p replay.Plan) replay.Plan {
 	if len(p.Routes) > 0 {
 		routes := make([]replay.RoutePreview, len(p.Routes))
 		for i, r := range p.Routes {
+			r = format.WordRoute(r)
 			if r.Warning != "" && len(r.OtherQueues()) > 0 {
 				r.Warning += "; " + targetQueueSource + " sends them to " + strings.Join(r.FailedQueues, ", ") + " alone"
 			}
@@ -200,5 +202,12 @@ func hintItem(it replay.PlanItem) replay.PlanItem {
 
 func hintResult(r replay.Result) replay.Result {
 	r.Failures = hintFailures(r.Failures)
+	if len(r.Routes) > 0 {
+		notes := make([]string, 0, len(r.Routes)+len(r.Notes))
+		for _, rp := range r.Routes {
+			notes = append(notes, format.RouteWarning(rp))
+		}
+		r.Notes = append(notes, r.Notes...)
+	}
 	return r
 }

@@ -80,7 +80,7 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	}
 	b.WriteString("\n")
 	for _, r := range p.Routes {
-		fmt.Fprintf(&b, "  %d %s\n", r.Messages, r.Line())
+		fmt.Fprintf(&b, "  %d %s\n", r.Messages, format.RouteLine(r))
 		if r.Warning != "" {
 			fmt.Fprintf(&b, "    warning: %s\n", r.Warning)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/parkinglot/parkinglot/replay"
 )
 
-// TestListSaysAttempts: list's column is ATTEMPTS, the README's word (the
+// TestListSaysAttempts: list's column is ATTEMPTS, the manual's word (the
 // TUI's list uses the same header), and the count sits under it; BACK
 // marks a message that came back after a replay.
 func TestListSaysAttempts(t *testing.T) {

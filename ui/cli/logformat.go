@@ -12,7 +12,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// Log lines (README, "Logs"): on stderr, as text (key=value) or, with
+// Log lines: on stderr, as text (key=value) or, with
 // --log-format json, one JSON object a line from slog's JSON handler. The
 // keys are stable: time, level, msg, then the record's own (url, queue,
 // id, attempt, err, …); URLs are redacted and durations are Go duration

@@ -13,8 +13,9 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// The management API must belong to the broker the AMQP connection is on
-// (README, "The CLI"): every command that uses both checks it once
+// The management API must belong to the broker the AMQP connection is on,
+// or its facts (delivery limits, routes) would be another cluster's: every
+// command that uses both checks it once
 // (broker.CheckManagement) and refuses a mismatch, exit 2, unless
 // --allow-management-mismatch.
 

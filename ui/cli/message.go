@@ -85,7 +85,8 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 		fmt.Fprintf(&b, "Replayed  %d time(s), last %s\n", f.ReplayCount, format.Time(f.ReplayedAt))
 	}
 	// What the broker counts, under its own header names, with what each
-	// counts (README, "RabbitMQ versions"); neither is attempts.
+	// counts (it differs by version: format.DeliveryCountMeaning); neither
+	// is attempts.
 	if f.DeliveryCount != nil {
 		fmt.Fprintf(&b, "Counted   %s %d  (%s)\n", retrycore.HeaderDeliveryCount, *f.DeliveryCount, format.DeliveryCountMeaning)
 	}
@@ -184,7 +185,8 @@ func writeHeader(b *strings.Builder, depth int, k string, v any, budget *int) bo
 }
 
 func writeDeaths(b *strings.Builder, f retrycore.Facts) {
-	// Newest first, as retrycore.Deaths orders them (README, "Headers").
+	// Newest first, as retrycore.Deaths orders them: the latest failure is
+	// the one a reader looks for.
 	for _, d := range f.Deaths {
 		when := "(no time)"
 		if !d.Time.IsZero() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // Confirm asks prompt on out and reads one line from in: only a whole line
@@ -76,6 +77,14 @@ type ProgressPrinter struct {
 // Event is the Progress callback.
 func (p *ProgressPrinter) Event(e replay.Event) {
 	e.Err += failureHints[e.Code]
+	if e.Route != nil {
+		switch e.Kind {
+		case replay.EventDryRun:
+			e.Text = format.RouteLine(*e.Route)
+		case replay.EventNote:
+			e.Text = format.RouteWarning(*e.Route)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.JSON != nil {

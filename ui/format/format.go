@@ -132,8 +132,9 @@ func Key(k string) string {
 	return q[1 : len(q)-1]
 }
 
-// What the broker's counters count (README, "RabbitMQ versions"), said
-// beside them in `show` and the TUI: neither is attempts.
+// What the broker's counters count (measured on each version by broker's
+// versions tests), said beside them in `show` and the TUI: neither is
+// attempts.
 const (
 	DeliveryCountMeaning = "failed deliveries on RabbitMQ 4.3; every give-back before, parkinglot's browses included"
 	AcquiredCountMeaning = "every hand-out, including parkinglot's browses"

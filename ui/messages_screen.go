@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
@@ -43,7 +44,7 @@ type messagesScreen struct {
 	openGroup string // the group opened from the grouped view
 	groupPos  int    // the grouped view's cursor, restored on esc
 	selected  selection
-	carry     *replay.IDSet // ids selected before a fresh browse, found again as it streams
+	carry     *store.IDSet // ids selected before a fresh browse, found again as it streams
 	// openID is a message to open as soon as the first browse streams it
 	// (a search's match opened where it lives).
 	openID string

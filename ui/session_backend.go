@@ -10,10 +10,11 @@ import (
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/replay/watch"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
-// sessionBackend adapts *replay.Session to Backend: the only file that
-// follows replay's API.
+// sessionBackend adapts *replay.Session to Backend: the only code that
+// calls replay's operations.
 type sessionBackend struct{ s *replay.Session }
 
 // NewSessionBackend is the real Backend.
@@ -66,7 +67,7 @@ func (b sessionBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseRe
 }
 
 func (b sessionBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
-	res, err := b.s.Search(ctx, replay.SearchOptions{Query: req.Query, Keep: req.Keep, OnQueue: req.OnQueue, OnMatch: req.OnMatch, Skip: req.Skip})
+	res, err := b.s.Search(ctx, replay.SearchOptions{Queues: req.Queues, Query: req.Query, Keep: req.Keep, OnQueue: req.OnQueue, OnMatch: req.OnMatch, Skip: req.Skip})
 	if res == nil {
 		return replay.SearchResult{}, err
 	}
@@ -91,7 +92,7 @@ func planFrom(p replay.Plan) Plan {
 	for _, r := range p.Routes {
 		pr := PlannedRoute{
 			Destination: r.Destination, Messages: r.Messages, Queues: r.Queues,
-			Known: r.Available, FailedQueues: r.FailedQueues, Problem: r.Err, CC: r.CC, CCQueues: r.CCQueues,
+			Known: r.Available, FailedQueues: r.FailedQueues, Problem: format.RouteError(r), CC: r.CC, CCQueues: r.CCQueues,
 			Source: mostCommon(r.Sources),
 		}
 		out.Routes = append(out.Routes, pr)

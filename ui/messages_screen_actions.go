@@ -49,7 +49,7 @@ func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 		m.stopLoading()
 		return openDialog(newEditDialog(m.c, m.queue, id))
 	}
-	// The chosen ids, compact however many (replay.IDSet). Messages may
+	// The chosen ids, compact however many (store.IDSet). Messages may
 	// share an id (parked twice); replay acts on one copy per id and
 	// pass, and the dialog says so.
 	ids, err := m.data.idSet(idx)

@@ -1,12 +1,12 @@
-package bitset
+package store
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestSetPutHasLenAll(t *testing.T) {
-	var s Set
+func TestBitSetPutHasLenAll(t *testing.T) {
+	var s BitSet
 	for _, i := range []int{130, 0, 63, 64, 130} {
 		s.Put(i, true)
 	}

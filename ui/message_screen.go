@@ -6,6 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
@@ -125,7 +126,7 @@ func (m *messageScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 // action opens the dialog that replays, deletes or exports this message.
 func (m *messageScreen) action(msg tea.KeyMsg) tea.Cmd {
 	k := m.c.keys
-	ids, err := replay.IDSetOf(m.sum.ID)
+	ids, err := store.IDSetOf(m.sum.ID)
 	if err != nil {
 		return status(statusError, err.Error())
 	}

@@ -1,9 +1,10 @@
-package replay
+package store
 
 import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,7 +27,7 @@ func TestIDSetFindsEachIDAndDropsRepeats(t *testing.T) {
 	}
 	var got []string
 	for i := range s.Len() {
-		id, err := s.at(i)
+		id, err := s.At(i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,12 +56,12 @@ func TestIDSetHashCollisionsDoNotConfuseIDs(t *testing.T) {
 	}
 	seen := map[int]string{}
 	for _, id := range []string{"x1", "x2", "x3"} {
-		i, ok, err := s.index(id)
+		i, ok, err := s.Index(id)
 		if !ok || err != nil {
-			t.Fatalf("index(%q) = %d, %v, %v", id, i, ok, err)
+			t.Fatalf("Index(%q) = %d, %v, %v", id, i, ok, err)
 		}
-		if got, _ := s.at(i); got != id || seen[i] != "" {
-			t.Fatalf("index(%q) = %d, which holds %q (seen %q)", id, i, got, seen[i])
+		if got, _ := s.At(i); got != id || seen[i] != "" {
+			t.Fatalf("Index(%q) = %d, which holds %q (seen %q)", id, i, got, seen[i])
 		}
 		seen[i] = id
 	}
@@ -106,8 +107,11 @@ func TestIDSetSpillsToAFile(t *testing.T) {
 }
 
 func TestIDSetRefusesBadIDs(t *testing.T) {
-	if _, err := IDSetOf("a", ""); !errors.Is(err, ErrBadSelection) {
-		t.Fatalf("empty id: %v, want ErrBadSelection", err)
+	if _, err := IDSetOf("a", ""); !errors.Is(err, ErrBadID) || err.Error() != "an empty id" {
+		t.Fatalf("empty id: %v, want ErrBadID", err)
+	}
+	if err := NewIDSet().Add(strings.Repeat("x", maxIDLen+1)); !errors.Is(err, ErrBadID) {
+		t.Fatalf("long id: %v, want ErrBadID", err)
 	}
 	s, _ := IDSetOf("a")
 	if err := s.Add("b"); !errors.Is(err, ErrIDSetSealed) {

@@ -1,4 +1,4 @@
-package replay
+package store
 
 import (
 	"bufio"
@@ -12,11 +12,10 @@ import (
 )
 
 // IDSet is a set of message ids to act on, kept compact so that choosing a
-// million rows in the TUI costs about 16 bytes a message in memory (README,
-// "Memory: a parking lot of any size"): a hash of each id and where the id
-// is kept, the ids themselves in a buffer that moves to a private
-// temporary file (0600, removed from its directory at once) once it passes
-// idSetMemory. A hash only finds candidates; the id read back decides, so
+// million rows in the TUI costs about 16 bytes a message in memory: a hash
+// of each id and where the id is kept, the ids themselves in a buffer that
+// moves to a private temporary file (0600, removed from its directory at
+// once) once it passes idSetMemory. A hash only finds candidates; the id read back decides, so
 // two ids that share a hash are never confused.
 //
 // Build it with Add, then Seal; a sealed set does not change and is safe
@@ -49,6 +48,16 @@ const maxIDLen = 1<<16 - 1
 // ErrIDSetSealed: Add after Seal.
 var ErrIDSetSealed = errors.New("id set already sealed")
 
+// ErrBadID is wrapped by Add's error for an id a set cannot hold: an empty
+// one, or one longer than 65,535 bytes. Its text is only the reason, so a
+// caller can put its own kind of error in front.
+var ErrBadID = errors.New("bad id")
+
+type badIDError string
+
+func (e badIDError) Error() string        { return string(e) }
+func (e badIDError) Is(target error) bool { return target == ErrBadID }
+
 // NewIDSet starts an empty set.
 func NewIDSet() *IDSet { return &IDSet{seed: maphash.MakeSeed()} }
 
@@ -74,9 +83,9 @@ func (s *IDSet) Add(id string) error {
 	case s.sealed:
 		return ErrIDSetSealed
 	case id == "":
-		return fmt.Errorf("%w: an empty id", ErrBadSelection)
+		return badIDError("an empty id")
 	case len(id) > maxIDLen:
-		return fmt.Errorf("%w: an id of %d bytes (at most %d)", ErrBadSelection, len(id), maxIDLen)
+		return badIDError(fmt.Sprintf("an id of %d bytes (at most %d)", len(id), maxIDLen))
 	}
 	if s.file == nil && len(s.mem)+len(id) > idSetMemory {
 		if err := s.spill(); err != nil {
@@ -168,7 +177,7 @@ func (s *IDSet) Repeats() int { return s.dups }
 
 // Contains reports whether the sealed set holds id.
 func (s *IDSet) Contains(id string) (bool, error) {
-	_, ok, err := s.index(id)
+	_, ok, err := s.Index(id)
 	return ok, err
 }
 
@@ -191,8 +200,9 @@ func (s *IDSet) hash(id string) uint64 {
 	return maphash.String(s.seed, id)
 }
 
-// index is the position of id in the sealed set.
-func (s *IDSet) index(id string) (int, bool, error) {
+// Index is the position of id in the sealed set (0 to Len-1), for a
+// caller that keeps a bit a requested id (a BitSet) rather than a map.
+func (s *IDSet) Index(id string) (int, bool, error) {
 	h := s.hash(id)
 	i := sort.Search(len(s.entries), func(k int) bool { return s.entries[k].hash >= h })
 	for ; i < len(s.entries) && s.entries[i].hash == h; i++ {
@@ -210,8 +220,8 @@ func (s *IDSet) index(id string) (int, bool, error) {
 	return 0, false, nil
 }
 
-// at is the id at position i of the sealed set.
-func (s *IDSet) at(i int) (string, error) { return s.read(s.entries[i]) }
+// At is the id at position i of the sealed set.
+func (s *IDSet) At(i int) (string, error) { return s.read(s.entries[i]) }
 
 func (s *IDSet) read(e idEntry) (string, error) {
 	off, n := int64(e.ref>>16), int(e.ref&maxIDLen)

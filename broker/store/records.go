@@ -1,4 +1,4 @@
-package broker
+package store
 
 import (
 	"errors"
@@ -29,9 +29,9 @@ type Records struct {
 // recordsFlush is how many bytes of records are gathered per write.
 const recordsFlush = 256 << 10
 
-// ErrRecordsClosed is returned by a Records that was closed (a browse
-// given up on while it was still appending).
-var ErrRecordsClosed = errors.New("closed")
+// ErrClosed is wrapped by what a closed Records returns (a browse given up
+// on while it was still appending).
+var ErrClosed = errors.New("closed")
 
 // NewRecords creates the file (mode 0600: it may hold message bodies and
 // headers) in dir ("" for the system temporary directory), its name from
@@ -71,7 +71,7 @@ func (r *Records) AppendWith(enc func(buf []byte) ([]byte, error)) (int, error) 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.f == nil {
-		return 0, fmt.Errorf("%s: %w", r.name, ErrRecordsClosed)
+		return 0, fmt.Errorf("%s: %w", r.name, ErrClosed)
 	}
 	before := len(r.pending)
 	buf, err := enc(r.pending)
@@ -114,7 +114,7 @@ func (r *Records) Get(i int) ([]byte, error) {
 	r.mu.Lock()
 	if r.f == nil {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", r.name, ErrRecordsClosed)
+		return nil, fmt.Errorf("%s: %w", r.name, ErrClosed)
 	}
 	if i < 0 || i >= len(r.offs) {
 		r.mu.Unlock()
@@ -148,7 +148,7 @@ func (r *Records) Scan(from int, fn func(i int, rec []byte) bool) error {
 	r.mu.Lock()
 	if r.f == nil {
 		r.mu.Unlock()
-		return fmt.Errorf("%s: %w", r.name, ErrRecordsClosed)
+		return fmt.Errorf("%s: %w", r.name, ErrClosed)
 	}
 	// Write what is pending so the whole range is in the file; the offsets
 	// are copied as a slice header (appends never change existing ones).
@@ -188,7 +188,7 @@ func (r *Records) Scan(from int, fn func(i int, rec []byte) bool) error {
 }
 
 // Close removes the file. Appends and reads after it are errors wrapping
-// ErrRecordsClosed.
+// ErrClosed.
 func (r *Records) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,15 +1,15 @@
 package ui
 
 import (
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
-	"github.com/parkinglot/parkinglot/replay/bitset"
 )
 
 // Selection and the cursor of the messages screen. Selected messages are
 // kept as a bit a message of the current browse (125 KB for a million),
 // so they survive re-sorting and filtering; a reload carries them over by
 // id (carrySelection).
-type selection struct{ bits bitset.Set }
+type selection struct{ bits store.BitSet }
 
 func (s *selection) has(i int32) bool     { return s.bits.Has(int(i)) }
 func (s *selection) set(i int32, on bool) { s.bits.Put(int(i), on) }
@@ -63,14 +63,10 @@ func (m *messagesScreen) carrySelection(old *msgIndex) {
 		return // unreadable: forget the selection rather than guess
 	}
 	defer want.Close()
-	_ = m.data.scan(0, func(i int32, rec []byte) bool {
-		id, _, err := readID(rec)
-		if err == nil {
-			var in bool
-			in, err = want.Contains(id)
-			if in {
-				m.selected.set(i, true)
-			}
+	_ = m.data.rows.ScanIDs(0, func(i int32, id string) bool {
+		in, err := want.Contains(id)
+		if in {
+			m.selected.set(i, true)
 		}
 		return err == nil
 	})

@@ -1,4 +1,4 @@
-package broker_test
+package store_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/store"
 )
 
 // TestRecordsGiveBackWhatWasAppended: records of every size, pending or
@@ -17,7 +17,7 @@ import (
 // Records says so.
 func TestRecordsGiveBackWhatWasAppended(t *testing.T) {
 	dir := t.TempDir()
-	r, err := broker.NewRecords(dir, "rows-*", "test rows")
+	r, err := store.NewRecords(dir, "rows-*", "test rows")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +82,10 @@ func TestRecordsGiveBackWhatWasAppended(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(dir, "rows-*")); len(files) != 0 {
 		t.Fatalf("files %v after Close, want none", files)
 	}
-	if _, err := r.Append([]byte("late")); !errors.Is(err, broker.ErrRecordsClosed) {
-		t.Fatalf("Append after Close: %v, want ErrRecordsClosed", err)
+	if _, err := r.Append([]byte("late")); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Append after Close: %v, want ErrClosed", err)
 	}
-	if _, err := r.Get(0); !errors.Is(err, broker.ErrRecordsClosed) {
-		t.Fatalf("Get after Close: %v, want ErrRecordsClosed", err)
+	if _, err := r.Get(0); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Get after Close: %v, want ErrClosed", err)
 	}
 }

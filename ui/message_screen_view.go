@@ -27,7 +27,8 @@ func (m *messageScreen) content() string {
 	add(st.Title.Render("Why it failed"))
 	// A value the message carries is shown under its header's name; one
 	// parkinglot derived (an error from x-death, attempts) under a label of
-	// its own with where it came from (README, "Headers").
+	// its own with where it came from, so it is not taken for a header the
+	// application set.
 	errText := clean(f.Error)
 	if errText == "" {
 		errText = st.Dim.Render("(no error recorded)")
