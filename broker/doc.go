@@ -1,8 +1,8 @@
 // Package broker is parkinglot's way to RabbitMQ: connections and the URL
 // lists of a cluster, the management API, the lossless message model and
-// its JSON form, routing previews, and the browse pass. It words nothing
-// for people: what it returns is data and errors callers decide on, and
-// retrycore, replay and the UI build on it.
+// its JSON form, routing previews, and the browse pass. It returns data
+// and errors callers decide on, and leaves the wording of advice to the
+// UI; retrycore, replay and the UI build on it.
 //
 // # Connections
 //
