@@ -73,7 +73,7 @@ test-on: build
 ## stops nodes
 test-cluster: cluster build
 	@set -e; t0=$$(date +%s); \
-	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags 'cluster integration' -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/ ./ui/cli/; \
+	  PARKINGLOT_FIGURES=$(FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags 'cluster integration' -p 1 -count=1 -timeout 20m -run TestCluster ./broker/ ./retrycore/daemon/ ./ui/cli/; \
 	  echo "cluster (3 × RabbitMQ 4.3): failover tests $$(( $$(date +%s) - t0 )) s" | tee -a $(TIMES)
 
 vet:
@@ -115,7 +115,7 @@ bench-cluster: cluster build
 	@rm -f $(BENCH_CLUSTER_FIGURES)
 	@echo "load before: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@set -e; eval "$$(./.ci/brokers env cluster-1)"; \
-	  PARKINGLOT_BENCH_QUEUE_TYPE=quorum PARKINGLOT_FIGURES=$(BENCH_CLUSTER_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -p 1 -run '^$$' -bench '^Benchmark(Replay|DaemonHappyPath)$$' -benchtime 1x -timeout 60m ./replay/ ./retrycore/; \
+	  PARKINGLOT_BENCH_QUEUE_TYPE=quorum PARKINGLOT_FIGURES=$(BENCH_CLUSTER_FIGURES) PARKINGLOT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -p 1 -run '^$$' -bench '^Benchmark(Replay|DaemonHappyPath)$$' -benchtime 1x -timeout 60m ./replay/ ./retrycore/daemon/; \
 	  echo "figures ($(BENCH_MACHINE), $$(curl -s $$MANAGEMENT_URL/api/nodes | grep -o '"running":true' | wc -l) nodes running, clients on $${AMQP_URL#*@}, load after: $$(cut -d' ' -f1-3 /proc/loadavg)):"
 	@cat $(BENCH_CLUSTER_FIGURES) 2>/dev/null || echo "(none written)"
 

@@ -1,6 +1,8 @@
 // Package broker is parkinglot's way to RabbitMQ: connections and the URL
 // lists of a cluster, the management API, the lossless message model and
-// its JSON form, routing previews, and the browse pass.
+// its JSON form, routing previews, and the browse pass. It returns data
+// and errors callers decide on, and leaves the wording of advice to the
+// UI; retrycore, replay and the UI build on it.
 //
 // # Connections
 //
@@ -11,6 +13,22 @@
 // ([Redact]). Every cancel and close waits at most [CloseWait], then drops
 // the socket: a node whose quorum queues lost their majority answers
 // neither, and the broker gives back what a dropped connection held.
+// [Redial] dials until it succeeds, with a [Backoff], unless the error is
+// [Permanent] (a bad URL or credentials). Every connection is named
+// ([Options].Name), so an operator can tell parkinglot's in the management
+// UI.
+//
+// # The management API
+//
+// [Management] is a small client of RabbitMQ's management HTTP API, scoped
+// to one vhost: queues and their effective delivery limits
+// ([EffectiveDeliveryLimit]), exchanges, bindings, nodes and connections,
+// shovels and policies. It may know several nodes of one cluster and asks
+// the next when one does not answer. [CheckManagement] makes sure the API
+// and the AMQP connection belong to the same cluster, else
+// [ErrManagementMismatch]; features that need the API and do not have it
+// fail with [ErrNoManagement]. [Management.PreviewRoute] says which queues
+// a publish would reach, from the bindings, without publishing.
 //
 // # Browsing without harm
 //
@@ -26,8 +44,10 @@
 // applied them. A pass that ends early on a quorum queue holds the rest
 // and gives everything back at once, and before 4.0 a quorum queue that
 // may have a delivery limit gets its give-back 32 messages at a time, so
-// the queue keeps its order (browse_order.go). What differs by version is
-// asserted, one behaviour a test on every version, by versions_test.go.
+// the queue keeps its order. A pass to which the broker sends nothing
+// although messages are ready (a stream, or a queue whose single active
+// consumer is another) ends with [ErrStalled]. What differs by RabbitMQ
+// version is asserted, version by version, by the package's tests.
 //
 // # Messages
 //
@@ -36,6 +56,13 @@
 // is known by its message_id, a Celery task id, or a content id
 // ("sha256:" + 12 hex digits) over what does not change on its way.
 //
-// Errors callers decide on are sentinels ([ErrNotFound], [ErrAccessRefused],
-// [ErrNacked], …) carried by [Explain]'s *Error.
+// # Errors
+//
+// Errors callers decide on are sentinels matched with errors.Is:
+// [Explain] maps an AMQP channel or connection error to an [*Error] that
+// carries [ErrNotFound], [ErrAccessRefused], [ErrPreconditionFailed],
+// [ErrResourceLocked] or [ErrQueueDown] by its reply code. [ErrNacked] is
+// the one error for a publish the broker refused with basic.nack, for the
+// daemon's retry copies and the replay's copies alike; the original then
+// stays where it was.
 package broker

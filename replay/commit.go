@@ -3,9 +3,10 @@ package replay
 import (
 	"errors"
 	"fmt"
-	"github.com/parkinglot/parkinglot/broker"
 	"sync/atomic"
 	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
 )
 
 // committer turns settled messages into audit entries and removals: it
@@ -139,7 +140,7 @@ func resultOf(err error) string {
 	switch {
 	case errors.Is(err, ErrUnroutable):
 		return resultUnroutable
-	case errors.Is(err, ErrNacked):
+	case errors.Is(err, broker.ErrNacked):
 		return resultNacked
 	}
 	return resultFailed

@@ -2,8 +2,6 @@ package replay
 
 import (
 	"errors"
-
-	"github.com/parkinglot/parkinglot/broker"
 )
 
 // Errors the CLI maps to exit statuses and the TUI to its messages. They
@@ -16,9 +14,6 @@ var (
 	// ErrUnroutable: the broker returned the copy (no queue bound); the
 	// message stays parked.
 	ErrUnroutable = errors.New("unroutable: no queue is bound for that exchange and routing key")
-	// ErrNacked: the broker refused the copy (for example a full queue with
-	// x-overflow reject-publish); the message stays parked.
-	ErrNacked = broker.ErrNacked
 	// ErrBadFilter: a filter expression does not compile (the caller's
 	// mistake, not the broker's).
 	ErrBadFilter = errors.New("bad filter")

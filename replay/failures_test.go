@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/replay"
 )
@@ -87,7 +88,7 @@ func TestReplayNackedByFullQueueStaysParked(t *testing.T) {
 		t.Fatalf("result %+v: want 2 failed", res)
 	}
 	for _, f := range res.Failures {
-		if !strings.Contains(f.Err, replay.ErrNacked.Error()) {
+		if !strings.Contains(f.Err, broker.ErrNacked.Error()) {
 			t.Errorf("failure %+v: want the nack reason", f)
 		}
 	}

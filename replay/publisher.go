@@ -254,7 +254,7 @@ func (p *publisher) settle(tag uint64, ack bool) (settled, bool) {
 	}
 	switch {
 	case !ack:
-		return settled{f.job, fmt.Errorf("%s: %w", f.job.dest, ErrNacked)}, true
+		return settled{f.job, fmt.Errorf("%s: %w", f.job.dest, broker.ErrNacked)}, true
 	case f.returned != nil:
 		return settled{f.job, unroutable(f.job.dest, f.returned)}, true
 	}

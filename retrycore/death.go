@@ -33,8 +33,8 @@ func (r DeathRef) empty() bool { return r == DeathRef{} }
 // dead-lettered through more distinct queues is not worth more memory.
 const maxDeaths = 256
 
-// Deaths decodes x-death newest first, the one order every view shows
-// (README, "Headers"). RabbitMQ puts the entry it last updated at the
+// Deaths decodes x-death newest first, the one order every view shows.
+// RabbitMQ puts the entry it last updated at the
 // head, and that head is kept whatever the times say: an entry's time is
 // its first death, so an entry that died again (count > 1) may be the
 // newest with an older time, and the attempts and the parked time are read

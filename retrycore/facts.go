@@ -9,22 +9,22 @@ import (
 )
 
 // Facts is everything the header conventions say about one message: ours,
-// RabbitMQ's, and those of the frameworks parkinglot reads (README, "Headers").
+// RabbitMQ's, and those of the frameworks parkinglot reads.
 type Facts struct {
 	Deaths     []Death  `json:"deaths,omitempty"`
 	FirstDeath DeathRef `json:"first_death,omitzero"`
 	LastDeath  DeathRef `json:"last_death,omitzero"`
 	// DeliveryCount is a quorum queue's x-delivery-count: failed deliveries
 	// on RabbitMQ 4.3, every give-back before. AcquiredCount is 4.3's
-	// x-acquired-count: every hand-out, browses included (README,
-	// "RabbitMQ versions"). nil when the message does not carry the header.
+	// x-acquired-count: every hand-out, browses included. nil when the
+	// message does not carry the header.
 	DeliveryCount *int64 `json:"delivery_count,omitempty"`
 	AcquiredCount *int64 `json:"acquired_count,omitempty"`
 
 	// Attempts is how many times a handler saw the message, the failure
-	// that parked it included (README, "Headers": the rule per convention
-	// is in attempts). AttemptsSource is parkinglot's own label saying how
-	// the number was derived, never a header's name alone.
+	// that parked it included (the rule per convention is in attempts).
+	// AttemptsSource is parkinglot's own label saying how the number was
+	// derived, never a header's name alone.
 	Attempts       int64  `json:"attempts"`
 	AttemptsSource string `json:"attempts_source,omitempty"`
 
@@ -41,7 +41,7 @@ type Facts struct {
 	ReplayedAt  time.Time `json:"replayed_at,omitzero"`
 	ReplayID    string    `json:"replay_id,omitempty"`
 	// CameBack: the parked message carries a replay id: it was replayed
-	// and came back to a parking lot (README, "Canary replays").
+	// and came back to a parking lot (what a canary replay watches for).
 	// ReplayedError is the error it had when it was replayed
 	// (x-replayed-error); SameError says whether the error it came back
 	// with is in the same group (GroupKey) as that one, nil when the

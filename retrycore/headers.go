@@ -13,8 +13,9 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// The header contract (README, "Headers"). retrycore writes the first group when it
-// retries or parks; replay writes the second; everything reads them.
+// The header contract (see the package doc). The daemon writes the first
+// group when it retries or parks; replay writes the second; everything
+// reads them.
 const (
 	HeaderRetryCount         = "x-retry-count"
 	HeaderLastError          = "x-last-error"
@@ -35,8 +36,8 @@ const (
 	// copy that comes back can be told to fail the same way or another.
 	HeaderReplayedError = "x-replayed-error"
 	// HeaderReplayRun is an addition to the contract too: the replay run
-	// that sent the copy (the audit log's run, `replay --status RUN`);
-	// every copy of one run carries the same.
+	// that sent the copy (the audit log's run); every copy of one run
+	// carries the same.
 	HeaderReplayRun = "x-replay-run"
 
 	// Written by RabbitMQ.
@@ -50,7 +51,7 @@ const (
 	HeaderDeliveryCount      = "x-delivery-count"
 	// HeaderAcquiredCount is added by RabbitMQ 4.3 quorum queues: every
 	// hand-out to a consumer, while x-delivery-count counts failed
-	// deliveries only (README, "RabbitMQ versions").
+	// deliveries only.
 	HeaderAcquiredCount = "x-acquired-count"
 )
 

@@ -15,11 +15,11 @@ import (
 // the id the parking lot lists.
 func TestHeadersAddedOnTheWayAreLeftOutOfTheContentID(t *testing.T) {
 	in := amqp.Table{"tenant": "acme"}
-	f := failure{Exchange: "orders", RoutingKey: "order.new", Queue: "orders.main", Err: "db down"}
+	f := Failure{Exchange: "orders", RoutingKey: "order.new", Queue: "orders.main", Err: "db down"}
 	now := time.Unix(1764806707, 0)
 	for name, h := range map[string]amqp.Table{
-		"retry": retryHeaders(in, f, 1, now),
-		"park":  parkHeaders(in, f, 3, KindRetriesExhausted, now),
+		"retry": RetryHeaders(in, f, 1, now),
+		"park":  ParkHeaders(in, f, 3, KindRetriesExhausted, now),
 	} {
 		for k := range h {
 			if _, kept := in[k]; !kept && !broker.IsTransitHeader(k) {

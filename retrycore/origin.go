@@ -11,7 +11,7 @@ import (
 )
 
 // ErrUnknownOrigin is returned when nothing in a message tells where it came
-// from. parkinglot never guesses: the user passes --to.
+// from. parkinglot never guesses: the caller gives a destination.
 var ErrUnknownOrigin = errors.New("cannot tell where this message came from")
 
 // Destination is an exchange and routing key; the empty exchange is the
@@ -56,8 +56,8 @@ type Origin struct {
 	Destination
 	// Source says which rule gave the answer ("x-original-exchange", …).
 	Source string `json:"source"`
-	// Queue is the queue that failed, when the headers name it; replay's
-	// "--target queue" sends there alone.
+	// Queue is the queue that failed, when the headers name it; a replay
+	// to the failed queue alone sends there.
 	Queue string `json:"queue,omitempty"`
 }
 
@@ -69,7 +69,7 @@ type QueueArgs interface {
 
 // OriginQuery is what origin resolution needs besides the headers.
 type OriginQuery struct {
-	Override   *Destination // --to
+	Override   *Destination // the destination the caller gave
 	Default    *Destination // the parking lot's default in config
 	ParkingLot string       // the queue the message is parked in
 	Queues     QueueArgs    // nil when the management API is not available
@@ -79,8 +79,8 @@ type OriginQuery struct {
 	Limits DeliveryLimits
 }
 
-// ResolveOrigin applies the order of the README's "Where a replay goes":
-// --to, the configured default, x-original-* (ours or Spring's), rascal's
+// ResolveOrigin applies the order of rules that says where a replay goes:
+// the destination given, the configured default, x-original-* (ours or Spring's), rascal's
 // originalExchange/originalRoutingKey, the x-death entry of
 // x-first-death-queue (following a TTL delay queue's dead-letter target),
 // the failed-queue headers of NServiceBus, Rebus, MassTransit and rascal,
@@ -231,4 +231,24 @@ func hasAnyPrefix(h amqp.Table, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// RecordOrigin writes o into the copy's headers as the contract's
+// x-original-exchange / x-original-routing-key (and x-original-queue when
+// o names the failed queue), replacing what was there, so a copy sent to
+// the failed queue alone still knows its true
+// origin when it fails again. h is changed
+// in place; it returns the headers it set.
+func RecordOrigin(h amqp.Table, o Origin) []string {
+	if h == nil {
+		return nil
+	}
+	h[HeaderOriginalExchange] = o.Exchange
+	h[HeaderOriginalRoutingKey] = o.RoutingKey
+	set := []string{HeaderOriginalExchange, HeaderOriginalRoutingKey}
+	if o.Queue != "" {
+		h[HeaderOriginalQueue] = o.Queue
+		set = append(set, HeaderOriginalQueue)
+	}
+	return set
 }

@@ -41,7 +41,7 @@ func (f fixedQueues) QueueArguments(context.Context, string) (amqp.Table, error)
 	return f.args, f.err
 }
 
-// TestResolveOriginRecorded: each rule of the README's "Where a replay goes" on the deliveries
+// TestResolveOriginRecorded: each rule of ResolveOrigin on the deliveries
 // recorded from the real broker, with the source of the answer.
 func TestResolveOriginRecorded(t *testing.T) {
 	to := &Destination{Exchange: "manual.exchange", RoutingKey: "manual.key"}
@@ -109,7 +109,7 @@ func TestResolveOriginRecorded(t *testing.T) {
 }
 
 // TestResolveOriginRefuses: with nothing to go on, the answer is the exact
-// sentence of the README's "Where a replay goes", never a guess.
+// sentence of ErrUnknownOrigin, never a guess.
 func TestResolveOriginRefuses(t *testing.T) {
 	const sentence = "cannot tell where this message came from"
 	if ErrUnknownOrigin.Error() != sentence {

@@ -18,8 +18,8 @@ const (
 	QueueQuorum  = "quorum"
 )
 
-// Pipeline is a three-tier retry topology and how its consumer runs. It is
-// read from pipeline.yaml (README, "The pipeline file").
+// Pipeline is a three-tier retry topology and how its consumer runs, as
+// pipeline.yaml writes it.
 type Pipeline struct {
 	Name           string    `yaml:"name"`
 	QueueType      string    `yaml:"queue_type"`

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// designExample is the pipeline file a user writes (README, "Quick start").
+// designExample is the pipeline file a user writes.
 const designExample = `# the seed's pipeline
 name: payment
 queue_type: quorum            # classic | quorum (all three tiers)

@@ -9,28 +9,28 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// failure is what the loop knows about a failed delivery when it writes
+// Failure is what the daemon knows about a failed delivery when it writes
 // the retry or park copy's headers.
-type failure struct {
+type Failure struct {
 	Exchange   string // the delivery's exchange and routing key: the origin
 	RoutingKey string
 	Queue      string // the main queue it failed in
 	Err        string // x-last-error, already one line
 }
 
-// retryHeaders returns the headers of the copy sent to the delay tier for
+// RetryHeaders returns the headers of the copy sent to the delay tier for
 // retry n (1-based): the original headers, x-retry-count = n, the error,
 // and the origin and first failure time unless already recorded.
-func retryHeaders(in amqp.Table, f failure, n int64, now time.Time) amqp.Table {
+func RetryHeaders(in amqp.Table, f Failure, n int64, now time.Time) amqp.Table {
 	h := copyHeaders(in, f, now)
 	h[HeaderRetryCount] = clampInt32(n)
 	return h
 }
 
-// parkHeaders returns the headers of the copy sent to the parking lot after
-// retries retries: as retryHeaders, plus x-failure-kind and x-parked-at, with
+// ParkHeaders returns the headers of the copy sent to the parking lot after
+// retries retries: as RetryHeaders, plus x-failure-kind and x-parked-at, with
 // x-retry-count = retries done.
-func parkHeaders(in amqp.Table, f failure, retries int64, kind string, now time.Time) amqp.Table {
+func ParkHeaders(in amqp.Table, f Failure, retries int64, kind string, now time.Time) amqp.Table {
 	h := copyHeaders(in, f, now)
 	h[HeaderRetryCount] = clampInt32(retries)
 	h[HeaderFailureKind] = kind
@@ -38,7 +38,7 @@ func parkHeaders(in amqp.Table, f failure, retries int64, kind string, now time.
 	return h
 }
 
-func copyHeaders(in amqp.Table, f failure, now time.Time) amqp.Table {
+func copyHeaders(in amqp.Table, f Failure, now time.Time) amqp.Table {
 	h := broker.CloneTable(in)
 	if h == nil {
 		h = amqp.Table{}
@@ -76,19 +76,4 @@ func clampInt32(n int64) int32 {
 		return 0
 	}
 	return int32(n)
-}
-
-// copyPublishing is the message as it is published to the retry or error
-// exchange: every property kept but expiration (a copy must not expire on
-// its way through a delay queue) and a user_id other than ours (the broker
-// refuses a publish whose user_id is not the connection's user, which
-// would requeue the message forever).
-func copyPublishing(m broker.Message, headers amqp.Table, user string) amqp.Publishing {
-	pub := m.Publishing()
-	pub.Headers = headers
-	pub.Expiration = ""
-	if pub.UserId != user {
-		pub.UserId = ""
-	}
-	return pub
 }

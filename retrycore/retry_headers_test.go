@@ -6,16 +6,14 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/parkinglot/parkinglot/broker"
 )
 
-var testFailure = failure{Exchange: "main.exchange", RoutingKey: "payment.execute", Queue: "payment.main.queue", Err: "db down\n  at line 3"}
+var testFailure = Failure{Exchange: "main.exchange", RoutingKey: "payment.execute", Queue: "payment.main.queue", Err: "db down\n  at line 3"}
 
 func TestRetryHeadersOnFirstFailure(t *testing.T) {
 	now := time.Unix(1700000000, 0)
 	in := amqp.Table{"tenant": "acme", HeaderDeliveryCount: int64(2)}
-	h := retryHeaders(in, testFailure, 1, now)
+	h := RetryHeaders(in, testFailure, 1, now)
 
 	want := amqp.Table{
 		"tenant":                 "acme",
@@ -48,8 +46,8 @@ func TestRetryHeadersKeepOriginAndFirstFailure(t *testing.T) {
 	}
 	// On a later attempt the delivery comes from the dead-letter exchange;
 	// the recorded origin must survive.
-	f := failure{Exchange: "main.exchange", RoutingKey: "payment.execute", Queue: "payment.main.queue", Err: "new error"}
-	h := retryHeaders(in, f, 2, time.Unix(1700000000, 0))
+	f := Failure{Exchange: "main.exchange", RoutingKey: "payment.execute", Queue: "payment.main.queue", Err: "new error"}
+	h := RetryHeaders(in, f, 2, time.Unix(1700000000, 0))
 	if h[HeaderRetryCount] != int32(2) {
 		t.Fatalf("x-retry-count = %#v, want int32(2)", h[HeaderRetryCount])
 	}
@@ -69,7 +67,7 @@ func TestRetryHeadersKeepOriginAndFirstFailure(t *testing.T) {
 func TestParkHeaders(t *testing.T) {
 	now := time.Unix(1700000000, 0)
 	in := amqp.Table{HeaderRetryCount: int32(3)}
-	h := parkHeaders(in, testFailure, 3, KindRetriesExhausted, now)
+	h := ParkHeaders(in, testFailure, 3, KindRetriesExhausted, now)
 	assertTable(t, h, amqp.Table{
 		HeaderRetryCount:         int32(3),
 		HeaderLastError:          "db down",
@@ -88,7 +86,7 @@ func TestParkHeaders(t *testing.T) {
 }
 
 func TestParkHeadersPermanentOnFirstFailure(t *testing.T) {
-	h := parkHeaders(nil, testFailure, 0, KindPermanent, time.Unix(1, 0))
+	h := ParkHeaders(nil, testFailure, 0, KindPermanent, time.Unix(1, 0))
 	if h[HeaderRetryCount] != int32(0) || h[HeaderFailureKind] != KindPermanent {
 		t.Fatalf("got %v", h)
 	}
@@ -97,43 +95,16 @@ func TestParkHeadersPermanentOnFirstFailure(t *testing.T) {
 func TestRetryHeadersBoundTheErrorText(t *testing.T) {
 	f := testFailure
 	f.Err = strings.Repeat("é", 5000)
-	h := retryHeaders(nil, f, 1, time.Unix(1, 0))
+	h := RetryHeaders(nil, f, 1, time.Unix(1, 0))
 	if s := h[HeaderLastError].(string); len(s) > MaxErrorLen {
 		t.Fatalf("x-last-error is %d bytes, want <= %d", len(s), MaxErrorLen)
 	}
 }
 
 func TestRetryHeadersClampTheCount(t *testing.T) {
-	h := retryHeaders(nil, testFailure, 1<<40, time.Unix(1, 0))
+	h := RetryHeaders(nil, testFailure, 1<<40, time.Unix(1, 0))
 	if h[HeaderRetryCount] != int32(1<<31-1) {
 		t.Fatalf("x-retry-count = %#v", h[HeaderRetryCount])
-	}
-}
-
-func TestCopyPublishingKeepsPropertiesButExpiration(t *testing.T) {
-	m := broker.Message{
-		Properties: broker.Properties{
-			ContentType: "application/json", ContentEncoding: "gzip", DeliveryMode: 2, Priority: 4,
-			CorrelationID: "c1", ReplyTo: "r", Expiration: "60000", MessageID: "m1",
-			Timestamp: time.Unix(1600000000, 0), Type: "t", UserID: "guest", AppID: "app",
-		},
-		Body: []byte("body"),
-	}
-	h := amqp.Table{"a": "b"}
-	pub := copyPublishing(m, h, "guest")
-	want := amqp.Publishing{
-		Headers: h, ContentType: "application/json", ContentEncoding: "gzip", DeliveryMode: 2, Priority: 4,
-		CorrelationId: "c1", ReplyTo: "r", MessageId: "m1", Timestamp: time.Unix(1600000000, 0),
-		Type: "t", UserId: "guest", AppId: "app", Body: []byte("body"),
-	}
-	if pub.Expiration != "" || pub.ContentType != want.ContentType || pub.ContentEncoding != want.ContentEncoding ||
-		pub.DeliveryMode != 2 || pub.Priority != 4 || pub.CorrelationId != "c1" || pub.ReplyTo != "r" ||
-		pub.MessageId != "m1" || !pub.Timestamp.Equal(want.Timestamp) || pub.Type != "t" || pub.UserId != "guest" ||
-		pub.AppId != "app" || string(pub.Body) != "body" || pub.Headers["a"] != "b" {
-		t.Fatalf("copy = %+v, want %+v (no expiration)", pub, want)
-	}
-	if other := copyPublishing(m, h, "parkinglot"); other.UserId != "" {
-		t.Fatalf("a user_id other than ours would be refused by the broker; got %q", other.UserId)
 	}
 }
 

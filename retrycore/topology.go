@@ -130,7 +130,7 @@ func Declare(ctx context.Context, ch *amqp.Channel, p Pipeline, opts DeclareOpti
 	return rep, ctx.Err()
 }
 
-// queueSpecs lists the pipeline's queues and their arguments (README, "The pipeline file").
+// queueSpecs lists the pipeline's queues and their arguments.
 func queueSpecs(p Pipeline, server broker.Version) ([]queueSpec, []string) {
 	quorum := p.QueueType == QueueQuorum
 	var warnings []string

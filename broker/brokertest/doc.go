@@ -41,7 +41,7 @@
 //     (terminal), tui-peak-rss: the real binary in a pseudo-terminal
 //     (120×40), from launch to the first row, to "all given back", then s
 //     and g over every row.
-//   - daemon-happy-vs-raw-consume-ack: retrycore.Run with a no-op handler,
+//   - daemon-happy-vs-raw-consume-ack: retrycore/daemon.Run with a no-op handler,
 //     prefetch 500, concurrency 16, dial and declare included, against
 //     consume + single ack at prefetch 500.
 //   - daemon-retry-vs-raw-retry-loop: messages that fail once then succeed

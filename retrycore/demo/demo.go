@@ -1,6 +1,6 @@
 // Package demo is `parkinglot demo`: it declares a small payment pipeline,
 // publishes a realistic mix of good, flaky and poison payments, runs the
-// embedded retry consumer (retrycore.Run) with a built-in Go handler until
+// embedded retry consumer (daemon.Run) with a built-in Go handler until
 // the parking lot holds what it should, and stops — leaving a parking lot
 // worth opening in the TUI.
 package demo
@@ -17,6 +17,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/daemon"
 )
 
 // DefaultName is the demo pipeline's name.
@@ -170,7 +171,7 @@ func Seed(ctx context.Context, o Options) (Summary, error) {
 	return sum, nil
 }
 
-// consume runs retrycore.Run with the demo handler until the parking lot
+// consume runs daemon.Run with the demo handler until the parking lot
 // holds Before+Expected and nothing is left to retry, or the deadline.
 func consume(ctx context.Context, o Options, p retrycore.Pipeline, ch *amqp.Channel, sum *Summary) error {
 	runCtx, stop := context.WithCancel(ctx)
@@ -178,9 +179,9 @@ func consume(ctx context.Context, o Options, p retrycore.Pipeline, ch *amqp.Chan
 	var mu sync.Mutex
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- retrycore.Run(runCtx, retrycore.RunOptions{
+		runErr <- daemon.Run(runCtx, daemon.RunOptions{
 			Pipeline: p, Broker: o.Broker, Management: o.Management, Logger: o.Logger,
-			OnSettled: func(r retrycore.Result) {
+			OnSettled: func(r daemon.Result) {
 				mu.Lock()
 				sum.Outcomes[r.Outcome]++
 				mu.Unlock()

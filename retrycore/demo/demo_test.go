@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/daemon"
 )
 
 // The mix and the handler agree: every message the mix says parks is
@@ -29,12 +30,12 @@ func TestMixAndHandler(t *testing.T) {
 		kinds[m.Kind]++
 		parked, lastErr := false, error(nil)
 		for attempt := 1; attempt <= p.MaxRetries+1; attempt++ {
-			err := h.Handle(context.Background(), retrycore.Delivery{MessageID: m.ID, Attempt: attempt, ContentType: m.ContentType, Body: m.Body})
+			err := h.Handle(context.Background(), daemon.Delivery{MessageID: m.ID, Attempt: attempt, ContentType: m.ContentType, Body: m.Body})
 			if err == nil {
 				break
 			}
 			lastErr = err
-			var perm *retrycore.PermanentError
+			var perm *daemon.PermanentError
 			if errors.As(err, &perm) || attempt == p.MaxRetries+1 {
 				parked = true
 				break

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/daemon"
 )
 
 // payment is what the demo's payment service expects.
@@ -26,25 +26,24 @@ var currencies = map[string]bool{"EUR": true, "USD": true, "GBP": true}
 // gateway that is sometimes slow (n26: a transient failure or two) or
 // down (ledger-legacy: transient every time, so parked once the retries
 // are used up). The error texts carry ids, as real ones do.
-func Handler() retrycore.Handler {
-	return retrycore.HandlerFunc(func(_ context.Context, d retrycore.Delivery) error {
+func Handler() daemon.Handler {
+	return daemon.HandlerFunc(func(_ context.Context, d daemon.Delivery) error {
 		if !strings.Contains(d.ContentType, "json") {
-			return retrycore.Permanent(fmt.Errorf("payment %s: cannot decode body: content type %q is not JSON", d.MessageID, d.ContentType))
+			return daemon.Permanent(fmt.Errorf("payment %s: cannot decode body: content type %q is not JSON", d.MessageID, d.ContentType))
 		}
 		var p payment
 		if err := json.Unmarshal(d.Body, &p); err != nil {
 			var syntax *json.SyntaxError
 			if errors.As(err, &syntax) { // a truncated body is one too
-
-				return retrycore.Permanent(fmt.Errorf("invalid JSON in payment %s: %v", d.MessageID, err))
+				return daemon.Permanent(fmt.Errorf("invalid JSON in payment %s: %v", d.MessageID, err))
 			}
-			return retrycore.Permanent(fmt.Errorf("payment %s: %v", d.MessageID, err))
+			return daemon.Permanent(fmt.Errorf("payment %s: %v", d.MessageID, err))
 		}
 		switch {
 		case p.Amount <= 0:
-			return retrycore.Permanent(fmt.Errorf("payment %s: amount must be positive, got %.2f %s", p.ID, p.Amount, p.Currency))
+			return daemon.Permanent(fmt.Errorf("payment %s: amount must be positive, got %.2f %s", p.ID, p.Amount, p.Currency))
 		case !currencies[p.Currency]:
-			return retrycore.Permanent(fmt.Errorf("payment %s: unsupported currency %q", p.ID, p.Currency))
+			return daemon.Permanent(fmt.Errorf("payment %s: unsupported currency %q", p.ID, p.Currency))
 		}
 		switch p.Bank {
 		case "n26":

@@ -13,6 +13,7 @@ import (
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/daemon"
 )
 
 // DaemonOptions are `parkinglot daemon`'s.
@@ -66,8 +67,8 @@ anything else retries.`,
 			}
 			// The rule is the engine's; the words name this command's flags
 			// (--exec given bare counts as a handler asked for).
-			switch err := retrycore.CheckHandler(opts.Exec, opts.HTTP); {
-			case errors.Is(err, retrycore.ErrTwoHandlers), exec && opts.HTTP != "":
+			switch err := daemon.CheckHandler(opts.Exec, opts.HTTP); {
+			case errors.Is(err, daemon.ErrTwoHandlers), exec && opts.HTTP != "":
 				return usagef("daemon: give --exec CMD… or --http URL, not both")
 			case exec && len(args) == 0:
 				return usagef("daemon: --exec needs a command, e.g. --exec ./handler.sh")
@@ -155,7 +156,7 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 	}
 	handlerOut, flush := opts.handlerOutput()
 	defer flush()
-	err = retrycore.RunDaemon(ctx, retrycore.DaemonOptions{
+	err = daemon.Serve(ctx, daemon.ServeOptions{
 		Collectors:      extra,
 		Pipeline:        p,
 		Exec:            opts.Exec,
@@ -167,7 +168,7 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 		Logger:          opts.Log,
 		HandlerStdout:   handlerOut,
 	})
-	if le, ok := errors.AsType[*retrycore.MetricsListenError](err); ok {
+	if le, ok := errors.AsType[*daemon.MetricsListenError](err); ok {
 		return fmt.Errorf("--metrics-addr %s: %w", le.Addr, le.Err)
 	}
 	return err

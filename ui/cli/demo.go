@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/daemon"
 	"github.com/parkinglot/parkinglot/retrycore/demo"
 	"github.com/parkinglot/parkinglot/ui"
 )
@@ -125,7 +126,7 @@ func writeDemoSummary(w stdio.Writer, s demo.Summary) error {
 		"  consumer: %d done, %d retries, %d parked\n"+
 		"  main %s → %s; retry %s (delays %s); parking lot %s\n",
 		p.Name, p.QueueType, s.Published, s.After-s.Before, p.Error.Queue, s.After, s.Elapsed.Round(100*time.Millisecond),
-		s.Outcomes[retrycore.OutcomeLabelDone], s.Outcomes[retrycore.OutcomeLabelRetried], s.Outcomes[retrycore.OutcomeLabelParked],
+		s.Outcomes[daemon.OutcomeLabelDone], s.Outcomes[daemon.OutcomeLabelRetried], s.Outcomes[daemon.OutcomeLabelParked],
 		p.Main.Exchange, p.Main.Queue, p.Retry.Exchange, demoDelays(p), p.Error.Queue)
 	return err
 }
