@@ -16,6 +16,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // orderQueues are the queue kinds a parking lot can be, on this version:
@@ -186,7 +187,7 @@ func TestBrowseEarlyEndKeepsTheOrder(t *testing.T) {
 // and `show Q ID` leave the order of `list Q` as it was.
 func TestCLIEarlyEndKeepsTheOrder(t *testing.T) {
 	v := brokertest.Version(t)
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	c.Timeout = 60 * time.Second
 	listIDs := func(t *testing.T, q string) []string {
 		t.Helper()

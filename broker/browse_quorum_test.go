@@ -18,6 +18,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // A quorum queue counts every give-back in x-delivery-count up to 4.2 and
@@ -94,7 +95,7 @@ func TestBrowseQuorumParkingLotListedByTheCLI100Times(t *testing.T) {
 	q := brokertest.Name(t, "parking")
 	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(limit)})
 	want := publishParked(t, ch, q, messages)
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	c.Timeout = 60 * time.Second
 	for run := 1; run <= runs; run++ {
 		r := c.Run("", "list", q, "-o", "json")

@@ -6,9 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 	"go.uber.org/goleak"
-
-	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // TestMain fails the package if a test leaves goroutines running (a pass or
@@ -19,7 +18,7 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreTopFunction("github.com/rabbitmq/amqp091-go.(*Connection).reader"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 		goleak.Cleanup(func(code int) {
-			brokertest.RemoveBinary() // the binary the CLI tests built
+			clitest.RemoveBinary() // the binary the CLI tests built
 			os.Exit(code)
 		}),
 	)

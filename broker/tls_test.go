@@ -22,6 +22,8 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestTLS connects over amqps:// to a TLS listener that the test adds to
@@ -137,7 +139,7 @@ func TestTLS(t *testing.T) {
 		cfgHome := t.TempDir()
 		run := func(t *testing.T, env []string, args ...string) (int, string, string) {
 			t.Helper()
-			c := brokertest.NewCLI(t, append([]string{"XDG_CONFIG_HOME=" + cfgHome, "PARKINGLOT_URL=" + url}, env...)...)
+			c := clitest.NewCLI(t, append([]string{"XDG_CONFIG_HOME=" + cfgHome, "PARKINGLOT_URL=" + url}, env...)...)
 			c.Timeout = 60 * time.Second
 			r := c.Run("", args...)
 			return r.Code, r.Stdout, r.Stderr
@@ -196,7 +198,7 @@ func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
 	// The server's files must be readable by the broker's node (t.TempDir
 	// is 0700 and root's, and a make-brokers node has its own root).
-	dir, seenByBroker := brokertest.BrokerTempDir(t)
+	dir, seenByBroker := clustertest.BrokerTempDir(t)
 	p := testPKI{dir: dir, brokerDir: seenByBroker}
 	write := func(name string, blockType string, der []byte) string {
 		path := filepath.Join(dir, name)
@@ -288,12 +290,12 @@ func startTLSListener(t *testing.T, pki testPKI) int {
 	listener := fmt.Sprintf(`{"127.0.0.1", %d}`, port)
 	expr := fmt.Sprintf(`{ok, _} = application:ensure_all_started(ssl), rabbit_networking:start_ssl_listener(%s, [{certfile, %q}, {keyfile, %q}, {cacertfile, %q}, {verify, verify_peer}, {fail_if_no_peer_cert, true}], 1).`,
 		listener, pki.forBroker(pki.serverCert), pki.forBroker(pki.serverKey), pki.forBroker(pki.caCert))
-	out, err := brokertest.Rabbitmqctl(t, 60*time.Second, "eval", expr)
+	out, err := clustertest.Rabbitmqctl(t, 60*time.Second, "eval", expr)
 	if err != nil || strings.TrimSpace(out) != "ok" {
 		t.Fatalf("add a TLS listener on port %d: %v %s", port, err, out)
 	}
 	t.Cleanup(func() {
-		out, err := brokertest.Rabbitmqctl(t, 60*time.Second, "eval", fmt.Sprintf("rabbit_networking:stop_tcp_listener(%s).", listener))
+		out, err := clustertest.Rabbitmqctl(t, 60*time.Second, "eval", fmt.Sprintf("rabbit_networking:stop_tcp_listener(%s).", listener))
 		if err != nil || strings.TrimSpace(out) != "ok" {
 			t.Errorf("clean-up: stop the TLS listener on port %d: %v %s", port, err, out)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 func testConnection() replay.Connection {
@@ -187,7 +188,7 @@ func assertReplayed(t testing.TB, d amqp.Delivery, id string, body []byte) {
 // cli runs the real binary against the test broker with a private config
 // directory and audit log.
 type cli struct {
-	*brokertest.CLI
+	*clitest.CLI
 	t     testing.TB
 	audit string
 }
@@ -195,7 +196,7 @@ type cli struct {
 func newCLI(t testing.TB) *cli {
 	dir := t.TempDir()
 	audit := filepath.Join(dir, "audit.jsonl")
-	return &cli{t: t, audit: audit, CLI: brokertest.NewCLI(t,
+	return &cli{t: t, audit: audit, CLI: clitest.NewCLI(t,
 		"PARKINGLOT_AUDIT_LOG="+audit,
 		"PARKINGLOT_CONNECTION_NAME="+brokertest.Name(t, ""),
 		"XDG_CONFIG_HOME="+dir,

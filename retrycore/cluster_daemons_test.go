@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // TestClusterDaemonsShareMainQueueNodeStop runs three daemons on one
@@ -20,8 +20,8 @@ import (
 // and every message ends up done or parked (runConservation accounts for
 // each id and bounds the duplicates: prefetch per daemon the stop struck).
 func TestClusterDaemonsShareMainQueueNodeStop(t *testing.T) {
-	brokertest.UseCluster(t)
-	nodes := brokertest.ClusterNodes()
+	clustertest.UseCluster(t)
+	nodes := clustertest.ClusterNodes()
 	runConservation(t, conservationSpec{
 		queueType:   QueueQuorum,
 		messages:    6000,
@@ -68,8 +68,8 @@ func TestClusterDaemonsShareMainQueueNodeStop(t *testing.T) {
 					from[i] = d.log.len()
 				}
 			}
-			cn := brokertest.ClusterNodeByNode(t, stopped)
-			took := brokertest.StopNode(t, cn)
+			cn := clustertest.ClusterNodeByNode(t, stopped)
+			took := clustertest.StopNode(t, cn)
 			var moved []string
 			for i, d := range ds {
 				if f, ok := from[i]; ok {
@@ -87,7 +87,7 @@ func TestClusterDaemonsShareMainQueueNodeStop(t *testing.T) {
 				}
 			}
 			return func() {
-				t.Logf("started %s again (%v)", stopped, brokertest.StartNode(t, cn).Round(time.Millisecond))
+				t.Logf("started %s again (%v)", stopped, clustertest.StartNode(t, cn).Round(time.Millisecond))
 			}
 		},
 	})
@@ -119,7 +119,7 @@ func nodeOfPort(t *testing.T, re *regexp.Regexp, line string) string {
 	if m == nil {
 		t.Fatalf("no URL in %q", line)
 	}
-	for _, n := range brokertest.ClusterNodes() {
+	for _, n := range clustertest.ClusterNodes() {
 		if strings.Contains(n.AMQP, ":"+m[1]+"/") {
 			return n.Node
 		}

@@ -5,7 +5,7 @@ package retrycore
 import (
 	"testing"
 
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // TestClusterGracefulStopRedeliversNothing is TestGracefulStopRedeliversNothing
@@ -14,7 +14,7 @@ import (
 // stopped with SIGTERM 20 times mid-stream and restarted; no node is
 // stopped. No message handled and acked before a stop is handled again.
 func TestClusterGracefulStopRedeliversNothing(t *testing.T) {
-	brokertest.UseCluster(t)
+	clustertest.UseCluster(t)
 	for _, qt := range []string{QueueClassic, QueueQuorum} {
 		t.Run(qt, func(t *testing.T) {
 			runGracefulStops(t, qt, 20)

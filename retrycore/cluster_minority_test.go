@@ -17,6 +17,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // confirmTimeout is the replay's --confirm-timeout in the minority test:
@@ -47,8 +48,8 @@ const minorityHold = confirmTimeout + 10*time.Second
 // the parking lot consumer's cancel is waited for.
 func TestClusterReplayMinority(t *testing.T) {
 	const n, window = 4000, 256
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	c := newCLI(t)
 	ch := brokertest.Channel(t)
 	q, dst := brokertest.Name(t, "dlq"), brokertest.Name(t, "dst")
@@ -64,7 +65,7 @@ func TestClusterReplayMinority(t *testing.T) {
 		"--confirm-timeout", confirmTimeout.String(), "-o", "json")
 
 	// The node the replay publishes through survives; the other two stop.
-	conns := brokertest.ConnectionNodes(t, m, connName, 30*time.Second)
+	conns := clustertest.ConnectionNodes(t, m, connName, 30*time.Second)
 	var survivor string
 	for name, node := range conns {
 		if strings.HasSuffix(name, " publish") {
@@ -74,8 +75,8 @@ func TestClusterReplayMinority(t *testing.T) {
 	if survivor == "" {
 		t.Fatalf("the management API lists no publish connection of the replay: %v", conns)
 	}
-	var stop []brokertest.ClusterNode
-	for _, cn := range brokertest.ClusterNodes() {
+	var stop []clustertest.ClusterNode
+	for _, cn := range clustertest.ClusterNodes() {
 		if cn.Node != survivor {
 			stop = append(stop, cn)
 		}
@@ -87,7 +88,7 @@ func TestClusterReplayMinority(t *testing.T) {
 		return clusterDepth(t, dst) >= n/5
 	}, func() string { return "the replay stalled before the fault\nstderr: " + r.stderr.String() })
 	atFault := clusterDepth(t, dst)
-	took := brokertest.StopNodes(t, stop...)
+	took := clustertest.StopNodes(t, stop...)
 	if r.exited() {
 		t.Fatalf("the replay ended (exit %d) before the minority began: the fault tested nothing\nstderr: %s", r.code, r.stderr.String())
 	}
@@ -105,9 +106,9 @@ func TestClusterReplayMinority(t *testing.T) {
 	if rest := minorityHold - time.Since(faultAt); rest > 0 {
 		time.Sleep(rest) // the rest of the minority (the fault itself)
 	}
-	restartTook := brokertest.StartCluster(t)
-	brokertest.QueueLeader(t, m, q)
-	brokertest.QueueLeader(t, m, dst)
+	restartTook := clustertest.StartCluster(t)
+	clustertest.QueueLeader(t, m, q)
+	clustertest.QueueLeader(t, m, dst)
 
 	// What the replay said about each message.
 	done := map[string]bool{}
@@ -246,7 +247,7 @@ func settledByBroker(t *testing.T, path string) int {
 	return n
 }
 
-func nodeNames(ns []brokertest.ClusterNode) []string {
+func nodeNames(ns []clustertest.ClusterNode) []string {
 	var out []string
 	for _, n := range ns {
 		out = append(out, n.Node)

@@ -16,10 +16,11 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // The cluster tests run against the three-node RabbitMQ 4.3 cluster of
-// `make cluster` (brokertest.UseCluster: --url and --management-url list
+// `make cluster` (clustertest.UseCluster: --url and --management-url list
 // the three nodes) and stop and start its nodes; every node stopped is
 // started again before the test ends.
 
@@ -28,8 +29,8 @@ import (
 // to another node of its URL list, and every message ends up done or
 // parked (runConservation accounts for each id and bounds the duplicates).
 func TestClusterDaemonConservationNodeStop(t *testing.T) {
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	runConservation(t, conservationSpec{
 		queueType:   QueueQuorum,
 		messages:    10000,
@@ -39,14 +40,14 @@ func TestClusterDaemonConservationNodeStop(t *testing.T) {
 		timeout:     6 * time.Minute,
 		stopNode: func(t *testing.T, prefix string) func() {
 			var node string
-			for _, n := range brokertest.ConnectionNodes(t, m, prefix+" consume", 30*time.Second) {
+			for _, n := range clustertest.ConnectionNodes(t, m, prefix+" consume", 30*time.Second) {
 				node = n
 			}
-			cn := brokertest.ClusterNodeByNode(t, node)
-			took := brokertest.StopNode(t, cn)
+			cn := clustertest.ClusterNodeByNode(t, node)
+			took := clustertest.StopNode(t, cn)
 			t.Logf("stopped %s, the node of the daemon's consume connection (%v)", node, took.Round(time.Millisecond))
 			return func() {
-				t.Logf("started %s again (%v)", node, brokertest.StartNode(t, cn).Round(time.Millisecond))
+				t.Logf("started %s again (%v)", node, clustertest.StartNode(t, cn).Round(time.Millisecond))
 			}
 		},
 	})
@@ -64,7 +65,7 @@ type clusterRun struct {
 // test's CLI environment and a state folder of its own (the audit log).
 func startBinary(t *testing.T, c *cli, args ...string) *clusterRun {
 	t.Helper()
-	r := &clusterRun{cmd: c.command(append(args, "--url", brokertest.ClusterURL())...), done: make(chan struct{})}
+	r := &clusterRun{cmd: c.command(append(args, "--url", clustertest.ClusterURL())...), done: make(chan struct{})}
 	r.cmd.Env = append(r.cmd.Env, "XDG_STATE_HOME="+t.TempDir())
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	if err := r.cmd.Start(); err != nil {
@@ -141,15 +142,15 @@ var quorumArgs = amqp.Table{"x-queue-type": "quorum"}
 // x-replay-id.
 func TestClusterReplayLeaderStop(t *testing.T) {
 	const n, window = 5000, 512
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	c := newCLI(t)
 	ch := brokertest.Channel(t)
 	q, dst := brokertest.Name(t, "dlq"), brokertest.Name(t, "dst")
 	brokertest.DeclareQueue(t, ch, q, quorumArgs)
 	brokertest.DeclareQueue(t, ch, dst, quorumArgs)
 	parkN(t, ch, q, n)
-	leader := brokertest.QueueLeader(t, m, q).Home()
+	leader := clustertest.QueueLeader(t, m, q).Home()
 
 	start := time.Now()
 	// 100 a second: the replay outlasts a slow node stop (up to 16 s seen).
@@ -162,16 +163,16 @@ func TestClusterReplayLeaderStop(t *testing.T) {
 		}
 		return clusterDepth(t, dst) >= n/5
 	}, func() string { return "the replay stalled before the fault\nstderr: " + r.stderr.String() })
-	conns := brokertest.ConnectionNodes(t, m, "parkinglot ", 30*time.Second) // the binary's, not the test's
+	conns := clustertest.ConnectionNodes(t, m, "parkinglot ", 30*time.Second) // the binary's, not the test's
 
 	atFault := clusterDepth(t, dst)
-	took := brokertest.StopNode(t, brokertest.ClusterNodeByNode(t, leader))
+	took := clustertest.StopNode(t, clustertest.ClusterNodeByNode(t, leader))
 	if r.exited() {
 		t.Errorf("the replay ended before the leader had stopped: the fault tested nothing")
 	}
 	code := r.wait(t, 5*time.Minute)
 	elapsed := time.Since(start)
-	newLeader := brokertest.QueueLeader(t, m, q).Home()
+	newLeader := clustertest.QueueLeader(t, m, q).Home()
 
 	ch = brokertest.Channel(t)
 	parked := map[string]int{}
@@ -224,18 +225,18 @@ func TestClusterReplayLeaderStop(t *testing.T) {
 // keeps them all.
 func TestClusterBrowseLeaderStop(t *testing.T) {
 	const n = 5000
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	c := newCLI(t)
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
 	brokertest.DeclareQueue(t, ch, q, quorumArgs)
 	parkN(t, ch, q, n)
-	leader := brokertest.ClusterNodeByNode(t, brokertest.QueueLeader(t, m, q).Home())
+	leader := clustertest.ClusterNodeByNode(t, clustertest.QueueLeader(t, m, q).Home())
 
 	stopped := make(chan time.Duration, 1)
 	go func() { stopped <- stopNodeNoFatal(t, leader) }()
-	t.Cleanup(func() { brokertest.StartNode(t, leader) })
+	t.Cleanup(func() { clustertest.StartNode(t, leader) })
 	runs, during, failures, interrupted := 0, 0, 0, 0
 	var took time.Duration
 	for finished := false; !finished || runs < 1; {
@@ -288,7 +289,7 @@ func TestClusterBrowseLeaderStop(t *testing.T) {
 
 // stopNodeNoFatal stops a node from a goroutine other than the test's
 // (t.Fatal may not be called there): -1 when the stop failed.
-func stopNodeNoFatal(t *testing.T, n brokertest.ClusterNode) time.Duration {
+func stopNodeNoFatal(t *testing.T, n clustertest.ClusterNode) time.Duration {
 	start := time.Now()
 	out, err := exec.Command(filepath.Join("..", ".ci", "brokers"), "stop", n.Name).CombinedOutput()
 	if err != nil {
@@ -303,16 +304,16 @@ func stopNodeNoFatal(t *testing.T, n brokertest.ClusterNode) time.Duration {
 // messages are all there once the node is back.
 func TestClusterClassicHomeNodeDown(t *testing.T) {
 	const n = 100
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	c := newCLI(t)
 	ch := brokertest.Channel(t)
 	q, dst := brokertest.Name(t, "dlq"), brokertest.Name(t, "dst")
 	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "classic"})
 	brokertest.DeclareQueue(t, ch, dst, quorumArgs)
 	parkN(t, ch, q, n)
-	home := brokertest.ClusterNodeByNode(t, brokertest.QueueLeader(t, m, q).Home())
-	brokertest.StopNode(t, home)
+	home := clustertest.ClusterNodeByNode(t, clustertest.QueueLeader(t, m, q).Home())
+	clustertest.StopNode(t, home)
 
 	var lines []string
 	for _, args := range [][]string{{"list", q}, {"replay", q, "--all", "--to", ":" + dst, "--yes"}} {
@@ -327,7 +328,7 @@ func TestClusterClassicHomeNodeDown(t *testing.T) {
 			t.Errorf("password shown: %s", errText)
 		}
 	}
-	brokertest.StartNode(t, home)
+	clustertest.StartNode(t, home)
 	left, arrived := clusterDepth(t, q), clusterDepth(t, dst)
 	brokertest.Figures(t, "cluster classic parking lot, home node %s down: messages=%d still_parked_after_restart=%d at_destination=%d lost=%d; %s",
 		home.Node, n, left, arrived, n-left-arrived, strings.Join(lines, "; "))

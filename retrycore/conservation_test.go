@@ -22,6 +22,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // The conservation tests run the real binary (`parkinglot daemon --exec
@@ -243,7 +244,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	for range spec.brokerRestarts {
 		beforeFault()
 		from := d.log.len()
-		away += brokertest.RestartApp(t)
+		away += clustertest.RestartApp(t)
 		restarts++
 		d.waitConsuming(t, from, 2*time.Minute)
 	}
@@ -258,7 +259,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 		// that time, publish nothing while blocked, and never be told.
 		holdHandlers(t, hold, true)
 		from := d.log.len()
-		clearAlarm := brokertest.MemoryAlarm(t)
+		clearAlarm := clustertest.MemoryAlarm(t)
 		holdHandlers(t, hold, false)
 		d.waitLine(t, "broker blocked this connection (resource alarm)", from, 30*time.Second)
 		before := progress.lines(t)
@@ -588,7 +589,7 @@ func (l *ledgerProgress) waitGrowth(t *testing.T, n int, d time.Duration) {
 // at-least-once dead-letter worker forwards before they are settled.
 func dlxWorkerPrefetch(t *testing.T) int {
 	t.Helper()
-	out, err := brokertest.Rabbitmqctl(t, 30*time.Second, "eval", "application:get_env(rabbit, dead_letter_worker_consumer_prefetch).")
+	out, err := clustertest.Rabbitmqctl(t, 30*time.Second, "eval", "application:get_env(rabbit, dead_letter_worker_consumer_prefetch).")
 	if err == nil {
 		s := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(out), "{ok,"), "}")
 		if n, err := strconv.Atoi(s); err == nil {

@@ -21,16 +21,17 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // cli runs the binary with the test broker's URLs and an empty config.
 type cli struct {
-	*brokertest.CLI
+	*clitest.CLI
 	t *testing.T
 }
 
 func newCLI(t *testing.T) *cli {
-	c := &cli{CLI: brokertest.NewCLI(t), t: t}
+	c := &cli{CLI: clitest.NewCLI(t), t: t}
 	c.Timeout = 60 * time.Second
 	return c
 }

@@ -19,6 +19,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // probe is one GET of the daemon's metrics listener: status and body.
@@ -52,7 +53,7 @@ exit 0
 `), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := brokertest.NewCLI(t, "PLTEST_GATE="+gate)
+	c := clitest.NewCLI(t, "PLTEST_GATE="+gate)
 	p := writePipeline(t, 200*time.Millisecond)
 	if r := c.Run("", "topology", "declare", "-f", p.file); r.Code != 0 {
 		t.Fatalf("topology declare: exit %d %s", r.Code, r.Stderr)

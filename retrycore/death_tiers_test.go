@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // A message that went through three delay tiers and was parked has its
@@ -41,7 +42,7 @@ func TestDeathHistoryOfThreeTiersIsNewestFirst(t *testing.T) {
 				t.Fatal(err)
 			}
 			tiers := tierQueues(p)
-			c := brokertest.NewCLI(t)
+			c := clitest.NewCLI(t)
 			r := c.Run("", "show", p.Error.Queue, "tiers-0")
 			if r.Code != 0 {
 				t.Fatalf("show: exit %d\n%s", r.Code, r.Stderr)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // TestGracefulStopRedeliversNothing stops the real daemon binary with
@@ -236,7 +237,7 @@ func TestReplayThatGaveUpExitsPromptly(t *testing.T) {
 					Headers: amqp.Table{"x-last-error": "boom"}}
 			}
 			brokertest.PublishMany(t, ch, "", q, msgs)
-			proxy := brokertest.NewFaultProxy(t)
+			proxy := clustertest.NewFaultProxy(t)
 			r := startDaemon(t, c, "replay", q, "--all", "--to", ":"+dst, "--yes", "--rate", "200", "--window", "64",
 				"--confirm-timeout", confirmTimeout.String(), "--url", proxy.URL)
 			brokertest.Eventually(t, 30*time.Second, 5*time.Millisecond,

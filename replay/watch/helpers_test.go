@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // freeAddr is a loopback address no one listens on now.
@@ -65,7 +66,7 @@ type watchProc struct {
 func startWatch(t *testing.T, args ...string) *watchProc {
 	t.Helper()
 	addr := freeAddr(t)
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	cmd := c.Command(context.Background(), append(append([]string{"watch"}, args...), "--listen", addr)...)
 	w := &watchProc{base: "http://" + addr, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = w.stderr

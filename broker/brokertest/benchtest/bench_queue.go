@@ -1,4 +1,4 @@
-package brokertest
+package benchtest
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // The replay and daemon benchmarks declare classic queues, unless
@@ -53,7 +55,7 @@ func BenchQueueArgs(tb testing.TB, parkingLot bool) amqp.Table {
 		return nil
 	}
 	args := amqp.Table{"x-queue-type": "quorum"}
-	if parkingLot && Version(tb).AtLeast(4, 0, 0) {
+	if parkingLot && brokertest.Version(tb).AtLeast(4, 0, 0) {
 		args["x-delivery-limit"] = int64(-1)
 	}
 	return args
@@ -78,7 +80,7 @@ func DescribeBenchQueue(tb testing.TB, queue string) BenchQueues {
 	if want == "classic" {
 		return BenchQueues{Type: want}
 	}
-	q := QueueLeader(tb, Management(tb), queue)
+	q := clustertest.QueueLeader(tb, brokertest.Management(tb), queue)
 	if q.Type != want {
 		tb.Fatalf("benchmark queue %s is %q, want %q", queue, q.Type, want)
 	}
@@ -121,7 +123,7 @@ func (q BenchQueues) Note(what string) {
 		return
 	}
 	BenchNote("%s on quorum queues, %d replicas (%d online), leader %s; clients connect to %s",
-		what, q.Members, q.Online, q.Leader, broker.Redact(URL()))
+		what, q.Members, q.Online, q.Leader, broker.Redact(brokertest.URL()))
 }
 
 // Returned waits until queue's ready count has not changed for settle

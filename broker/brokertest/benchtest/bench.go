@@ -1,4 +1,4 @@
-package brokertest
+package benchtest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -23,21 +24,6 @@ import (
 // publish baseline keep unconfirmed (README, "Performance": the raw baselines use 512).
 const BenchWindow = 512
 
-// RawDial opens a plain amqp091-go connection to the test broker (named, so
-// an operator can tell benchmark connections apart) and closes it when the
-// benchmark ends.
-func RawDial(tb testing.TB, name string) *amqp.Connection {
-	tb.Helper()
-	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName("parkinglot-bench " + name)
-	c, err := amqp.DialConfig(URL(), amqp.Config{Properties: props, Heartbeat: 10 * time.Second})
-	if err != nil {
-		tb.Fatalf("the benchmarks need RabbitMQ (run `make broker`): %v", err)
-	}
-	tb.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // ConfirmedPublish publishes n messages made by mk to exchange/key with
 // mandatory and publisher confirms, keeping up to window unconfirmed, on a
 // connection of its own; it fails the benchmark unless every message was
@@ -45,7 +31,7 @@ func RawDial(tb testing.TB, name string) *amqp.Connection {
 // it is the raw confirmed-publish baseline.
 func ConfirmedPublish(tb testing.TB, exchange, key string, n, window int, mk func(i int) amqp.Publishing) time.Duration {
 	tb.Helper()
-	conn := RawDial(tb, "publish "+tb.Name())
+	conn := brokertest.RawDial(tb, "publish "+tb.Name())
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
@@ -105,7 +91,7 @@ func ConfirmedPublish(tb testing.TB, exchange, key string, n, window int, mk fun
 // consumer loop; it returns how long the n messages took.
 func RawConsumeAck(tb testing.TB, queue string, n, prefetch int) time.Duration {
 	tb.Helper()
-	conn := RawDial(tb, "consume "+tb.Name())
+	conn := brokertest.RawDial(tb, "consume "+tb.Name())
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
@@ -145,7 +131,7 @@ func RawConsumeAck(tb testing.TB, queue string, n, prefetch int) time.Duration {
 // to receive all n (the scan) and the time until the give-back was sent.
 func RawHoldBrowse(tb testing.TB, queue string, n int) (scan, total time.Duration) {
 	tb.Helper()
-	conn := RawDial(tb, "browse "+tb.Name())
+	conn := brokertest.RawDial(tb, "browse "+tb.Name())
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
@@ -187,7 +173,7 @@ func RawHoldBrowse(tb testing.TB, queue string, n int) (scan, total time.Duratio
 // It returns how long the n messages took.
 func NaiveMove(tb testing.TB, src, exchange, key string, n int) time.Duration {
 	tb.Helper()
-	conn := RawDial(tb, "naive "+tb.Name())
+	conn := brokertest.RawDial(tb, "naive "+tb.Name())
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
@@ -246,15 +232,15 @@ func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 		"ack-mode":                 "on-confirm",
 	}
 	path := "/parameters/shovel/%2F/" + url.PathEscape(name)
-	tb.Cleanup(func() { _ = managementRequest(http.MethodDelete, path, nil) })
-	conn := RawDial(tb, "shovel watch "+tb.Name())
+	tb.Cleanup(func() { _ = brokertest.ManagementRequest(http.MethodDelete, path, nil) })
+	conn := brokertest.RawDial(tb, "shovel watch "+tb.Name())
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
 		tb.Fatalf("open channel: %v", err)
 	}
 	start := time.Now()
-	if err := managementRequest(http.MethodPut, path, map[string]any{"value": value}); err != nil {
+	if err := brokertest.ManagementRequest(http.MethodPut, path, map[string]any{"value": value}); err != nil {
 		tb.Fatalf("create shovel: %v", err)
 	}
 	deadline := start.Add(10 * time.Minute)
@@ -284,12 +270,12 @@ func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 	// (RabbitMQ docs, "Dynamic Shovels"), so wait for that; delete it only
 	// if it lingers.
 	for gone := time.Now().Add(time.Minute); time.Now().Before(gone); time.Sleep(20 * time.Millisecond) {
-		var se *StatusError
-		if err := managementRequest(http.MethodGet, path, nil); errors.As(err, &se) && se.Code == http.StatusNotFound {
+		var se *brokertest.StatusError
+		if err := brokertest.ManagementRequest(http.MethodGet, path, nil); errors.As(err, &se) && se.Code == http.StatusNotFound {
 			return elapsed
 		}
 	}
-	_ = managementRequest(http.MethodDelete, path, nil)
+	_ = brokertest.ManagementRequest(http.MethodDelete, path, nil)
 	return elapsed
 }
 
@@ -299,41 +285,6 @@ func ShovelMove(tb testing.TB, src, dst string, want int) time.Duration {
 // a second (WaitDepth returns as soon as they are).
 func GiveBackWithin(n int) time.Duration {
 	return time.Minute + time.Duration(n/500)*time.Second
-}
-
-// WaitDepth waits until queue holds want ready messages (given-back
-// messages are ready again soon after the nack, not at once), failing the
-// benchmark after timeout.
-func WaitDepth(tb testing.TB, queue string, want int, timeout time.Duration) {
-	tb.Helper()
-	conn := RawDial(tb, "depth "+tb.Name())
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		tb.Fatalf("open channel: %v", err)
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-		if err != nil {
-			tb.Fatalf("inspect %s: %v", queue, err)
-		}
-		if q.Messages == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("queue %s: %d ready, want %d", queue, q.Messages, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// Purge empties a queue.
-func Purge(tb testing.TB, ch *amqp.Channel, queue string) {
-	tb.Helper()
-	if _, err := ch.QueuePurge(queue, false); err != nil {
-		tb.Fatalf("purge %s: %v", queue, err)
-	}
 }
 
 // Rate is msgs per second over d.
@@ -429,9 +380,9 @@ func envCount(tb testing.TB, name string) (int, bool) {
 // 5 s). The connections close when the test ends.
 func rawPipe(tb testing.TB, what string, prefetch, window int) (cch, pch *amqp.Channel, confirms <-chan amqp.Confirmation) {
 	tb.Helper()
-	cconn := RawDial(tb, what+" consume "+tb.Name())
+	cconn := brokertest.RawDial(tb, what+" consume "+tb.Name())
 	tb.Cleanup(func() { _ = cconn.Close() })
-	pconn := RawDial(tb, what+" publish "+tb.Name())
+	pconn := brokertest.RawDial(tb, what+" publish "+tb.Name())
 	tb.Cleanup(func() { _ = pconn.Close() })
 	cch, err := cconn.Channel()
 	if err != nil {

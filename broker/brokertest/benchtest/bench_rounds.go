@@ -1,4 +1,4 @@
-package brokertest
+package benchtest
 
 import (
 	"fmt"

@@ -1,10 +1,9 @@
-package brokertest
+package clustertest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // ClusterNode is one node of the three-node RabbitMQ 4.3 cluster that
@@ -119,7 +119,7 @@ func brokersScript(t testing.TB, timeout time.Duration, args ...string) {
 // runBrokers runs .ci/brokers ARGS… from the repository root (any
 // goroutine: it does not fail the test itself).
 func runBrokers(timeout time.Duration, args ...string) error {
-	root, err := goModRoot()
+	root, err := brokertest.ModuleRoot()
 	if err != nil {
 		return err
 	}
@@ -251,24 +251,5 @@ func QueueLeader(t testing.TB, m *broker.Management, queue string) broker.QueueI
 			t.Fatalf("queue %s: no leader within 60s (%v)", queue, err)
 		}
 		time.Sleep(250 * time.Millisecond) // polling the management API with a deadline
-	}
-}
-
-// goModRoot is the nearest folder above the working directory (a test's
-// package) that holds go.mod: the repository root.
-func goModRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's directory")
-		}
-		dir = parent
 	}
 }

@@ -1,4 +1,4 @@
-package brokertest
+package clitest
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // built is the binary Binary builds, once per test process.
@@ -39,7 +41,7 @@ func Binary(tb testing.TB) string {
 }
 
 func build() {
-	root, err := goModRoot()
+	root, err := brokertest.ModuleRoot()
 	if err != nil {
 		built.err = err
 		return
@@ -85,8 +87,8 @@ func NewCLI(tb testing.TB, env ...string) *CLI {
 	tb.Helper()
 	c := &CLI{tb: tb, bin: Binary(tb), Timeout: 90 * time.Second}
 	c.Env = append(os.Environ(),
-		"PARKINGLOT_URL="+URL(),
-		"PARKINGLOT_MANAGEMENT_URL="+ManagementURL(),
+		"PARKINGLOT_URL="+brokertest.URL(),
+		"PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 		"XDG_CONFIG_HOME="+tb.TempDir(),
 		"XDG_STATE_HOME="+tb.TempDir(),
 	)

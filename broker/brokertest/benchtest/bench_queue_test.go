@@ -1,6 +1,6 @@
 //go:build integration
 
-package brokertest
+package benchtest
 
 import "testing"
 

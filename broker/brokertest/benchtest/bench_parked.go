@@ -1,10 +1,11 @@
-package brokertest
+package benchtest
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -73,9 +74,9 @@ func SeedParked(tb testing.TB, queue string, n int, o ParkedOrigin) {
 // Parked messages and waits until all are ready: a benchmark's subject.
 func BenchParkingLot(b *testing.B, suffix string, n int) string {
 	b.Helper()
-	lot := Name(b, suffix)
-	DeclareQueue(b, Channel(b), lot, BenchQueueArgs(b, true))
+	lot := brokertest.Name(b, suffix)
+	brokertest.DeclareQueue(b, brokertest.Channel(b), lot, BenchQueueArgs(b, true))
 	SeedParked(b, lot, n, ParkedOrigin{})
-	WaitDepth(b, lot, n, 5*time.Minute)
+	brokertest.WaitDepth(b, lot, n, 5*time.Minute)
 	return lot
 }

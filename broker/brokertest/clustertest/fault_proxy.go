@@ -1,4 +1,4 @@
-package brokertest
+package clustertest
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // FaultProxy is a TCP proxy to the test broker that injects a broker's
@@ -40,7 +42,7 @@ type frameHold struct {
 // ends.
 func NewFaultProxy(t testing.TB) *FaultProxy {
 	t.Helper()
-	target, err := url.Parse(URL())
+	target, err := url.Parse(brokertest.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
