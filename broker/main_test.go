@@ -3,10 +3,8 @@
 package broker_test
 
 import (
-	"os"
 	"testing"
 
-	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 	"go.uber.org/goleak"
 )
 
@@ -17,9 +15,5 @@ func TestMain(m *testing.M) {
 		// amqp091-go's connection reader may still be unwinding right after Close.
 		goleak.IgnoreTopFunction("github.com/rabbitmq/amqp091-go.(*Connection).reader"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.Cleanup(func(code int) {
-			clitest.RemoveBinary() // the binary the CLI tests built
-			os.Exit(code)
-		}),
 	)
 }
