@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // `list Q -o json` prints one JSON line a message on stdout, and the
@@ -35,5 +37,33 @@ func TestListJSONAndNotes(t *testing.T) {
 	}
 	if !s.closed {
 		t.Error("the session was not closed")
+	}
+}
+
+// `list Q --limit 5` asks the engine for 5 and prints a table: a header
+// and a row a message. (replay's TestListLimitAndQueues checks the limit
+// on a broker.)
+func TestListLimitTable(t *testing.T) {
+	s := &fakeSession{browse: func(o replay.BrowseOptions) (*replay.Browse, error) {
+		if o.Limit != 5 {
+			t.Errorf("limit %d, want 5", o.Limit)
+		}
+		for i := range o.Limit {
+			o.OnBatch([]replay.Summary{{ID: fmt.Sprintf("m-%05d", i), BodySize: 10, Facts: retrycore.Facts{Error: "boom"}}})
+		}
+		return &replay.Browse{}, nil
+	}}
+	f, b := fakeFactory(t, s)
+	if code := run(context.Background(), f, []string{"list", "orders.dlq", "--limit", "5"}); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, b.err.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(b.out.String(), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "ID ") || !strings.HasPrefix(lines[1], "m-00000") {
+		t.Errorf("list --limit 5:\n%s", b.out.String())
 	}
 }
