@@ -139,3 +139,42 @@ func (s *fakeSession) RunStatus(_ context.Context, run string, queues []string) 
 	}
 	return s.runStatus(run, queues)
 }
+
+// planOf is a fake PlanEach that hands out p's items, refusals and
+// missing ids as the engine's does: to the sink's funcs when set, else
+// items only counted and the first replay.MaxListedFailures of the others
+// kept. The plan returned has the counts, and no items.
+func planOf(p replay.Plan) func(replay.Options, replay.PlanSink) (replay.Plan, error) {
+	return func(o replay.Options, sink replay.PlanSink) (replay.Plan, error) {
+		out := p
+		out.Queue = o.Queue
+		out.Items, out.Refused, out.Missing = nil, nil, nil
+		out.Chosen, out.RefusedCount, out.MissingCount = len(p.Items), len(p.Refused), len(p.Missing)
+		for _, it := range p.Items {
+			if sink.Item != nil {
+				if err := sink.Item(it); err != nil {
+					return out, err
+				}
+			}
+		}
+		for _, r := range p.Refused {
+			if sink.Refused != nil {
+				if err := sink.Refused(r); err != nil {
+					return out, err
+				}
+			} else if len(out.Refused) < replay.MaxListedFailures {
+				out.Refused = append(out.Refused, r)
+			}
+		}
+		for _, id := range p.Missing {
+			if sink.Missing != nil {
+				if err := sink.Missing(id); err != nil {
+					return out, err
+				}
+			} else if len(out.Missing) < replay.MaxListedFailures {
+				out.Missing = append(out.Missing, id)
+			}
+		}
+		return out, nil
+	}
+}
