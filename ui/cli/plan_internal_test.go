@@ -222,3 +222,27 @@ func TestReplayFilterSelects(t *testing.T) {
 		t.Fatalf("exit %d\nstderr %s", code, b.err.String())
 	}
 }
+
+// A dry run names the queues a kept CC/BCC header reaches, and warns; -o
+// json lists them. (replay's TestReplayPlanCountsCCQueues
+// routes them on a broker.)
+func TestDryRunShowsCCQueues(t *testing.T) {
+	const mainQ, auditQ, cc = "orders.process", "audit", "orders.process.order.created"
+	to := retrycore.Destination{Exchange: "orders", RoutingKey: "order.created"}
+	plan := replay.Plan{
+		Items: []replay.PlanItem{{ID: "cc-1", Destination: to, Source: "x-original-*", FailedQueue: mainQ, CC: []string{cc}}},
+		Routes: []replay.RoutePreview{{Destination: to, Messages: 1, Available: true, Queues: []string{mainQ}, FailedQueues: []string{mainQ},
+			CC: []string{cc}, CCQueues: []string{auditQ},
+			Warning: "the CC/BCC header the messages keep (" + cc + ") also routes them to " + auditQ}},
+	}
+	f, b := fakeFactory(t, &fakeSession{planEach: planOf(plan)})
+	if code := run(context.Background(), f, []string{"replay", "orders.parked", "--all", "--dry-run"}); code != 0 ||
+		!strings.Contains(b.out.String(), auditQ+" through CC/BCC)") || !strings.Contains(b.out.String(), "warning: the CC/BCC header") {
+		t.Errorf("replay --dry-run (exit %d):\n%s%s", code, b.out.String(), b.err.String())
+	}
+	f, b = fakeFactory(t, &fakeSession{planEach: planOf(plan)})
+	if code := run(context.Background(), f, []string{"-o", "json", "replay", "orders.parked", "--all", "--dry-run"}); code != 0 ||
+		!strings.Contains(b.out.String(), `"cc_queues":["`+auditQ+`"]`) {
+		t.Errorf("replay --dry-run -o json (exit %d):\n%s%s", code, b.out.String(), b.err.String())
+	}
+}
