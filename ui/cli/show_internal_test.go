@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -93,3 +94,38 @@ type notFoundError string
 
 func (e notFoundError) Error() string { return string(e) }
 func (e notFoundError) Unwrap() error { return broker.ErrNotFound }
+
+// show lists the death history newest first, in retrycore.Deaths' order:
+// the head the broker last updated, then the rest by time (3.10 gave back
+// tier 3, tier 1, tier 2). (retrycore's
+// TestDeathHistoryOfThreeTiersIsNewestFirst gets such an x-death from a
+// broker.)
+func TestShowDeathHistoryNewestFirst(t *testing.T) {
+	const q = "orders.error"
+	at := time.Date(2026, 5, 1, 0, 4, 37, 0, time.UTC)
+	death := func(queue string, d time.Duration) amqp.Table {
+		return amqp.Table{"count": int64(1), "reason": "expired", "queue": queue, "time": at.Add(d), "exchange": "", "routing-keys": []any{queue}}
+	}
+	m := broker.Message{Properties: broker.Properties{MessageID: "tiers-0"}, Body: []byte("x"), Headers: amqp.Table{
+		"x-death": []any{death("orders.retry.3", 330*time.Second), death("orders.retry.1", 0), death("orders.retry.2", 30*time.Second)},
+	}}
+	s := &fakeSession{find: func(string, string) (broker.Message, replay.Summary, error) {
+		return m, replay.Summarize(context.Background(), m, retrycore.OriginQuery{}), nil
+	}}
+	f, b := fakeFactory(t, s)
+	if code := run(context.Background(), f, []string{"show", q, "tiers-0"}); code != 0 {
+		t.Fatalf("exit %d\nstderr %s", code, b.err.String())
+	}
+	out := b.out.String()
+	if !strings.Contains(out, "Death history (newest first)") {
+		t.Fatalf("show has no newest-first death history:\n%s", out)
+	}
+	last := -1
+	for _, tier := range []string{"orders.retry.3", "orders.retry.2", "orders.retry.1"} {
+		i := strings.Index(out, "expired        "+tier)
+		if i < 0 || i < last {
+			t.Fatalf("show lists %s out of order:\n%s", tier, out)
+		}
+		last = i
+	}
+}
