@@ -41,9 +41,10 @@ func ids(ds []amqp.Delivery) []string {
 // neither counted nor moves the message (RabbitMQ 4.3 on).
 func readsQuorum(v broker.Version) bool { return !v.NackCountsTowardDeliveryLimit() }
 
-// TestWatchServesParkingLotsOverHTTP: a watch served as `parkinglot watch` serves it, scraped over HTTP,
-// exports each parking lot's depth, the oldest message's age from its
-// parked time, its error groups (top 2 + other) and arrivals; /readyz says
+// TestWatchServesParkingLotsOverHTTP: a watch served as `parkinglot
+// watch` serves it, scraped over HTTP, exports each parking lot's depth,
+// the oldest message's age from its parked time, its error groups (top 2 +
+// other) and arrivals; /readyz says
 // 503 while a queue named is missing and 200 once it exists; nothing is
 // taken or reordered.
 func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
