@@ -20,7 +20,6 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui"
-	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // The benchmarks (README, "Performance") that act on parking lots: replay and browse,
@@ -297,7 +296,6 @@ func benchBrowse(b *testing.B, n int, label string, rssBudgetMB float64) {
 	ch := brokertest.Channel(b)
 	t := declareBenchTopology(b, ch)
 	t.seed(b, t.parking, n)
-	bin := clitest.Binary(b)
 	settle := benchtest.GiveBackWithin(n)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
@@ -305,7 +303,7 @@ func benchBrowse(b *testing.B, n int, label string, rssBudgetMB float64) {
 		browseRun := func(int) float64 {
 			out := filepath.Join(b.TempDir(), "browse.json")
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrowseChild$", "-test.bench", "^$", "-test.count", "1")
-			cmd.Env = append(os.Environ(), browseChildEnv+"="+t.parking, browseOutEnv+"="+out, "PARKINGLOT_BIN="+bin)
+			cmd.Env = append(os.Environ(), browseChildEnv+"="+t.parking, browseOutEnv+"="+out)
 			b.StartTimer()
 			outText, err := cmd.CombinedOutput()
 			b.StopTimer()
