@@ -20,7 +20,6 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
-	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 func testConnection() replay.Connection {
@@ -183,50 +182,6 @@ func assertReplayed(t testing.TB, d amqp.Delivery, id string, body []byte) {
 	if d.Headers["x-last-error"] == nil {
 		t.Errorf("replay dropped x-last-error; other headers must be kept")
 	}
-}
-
-// cli runs the real binary against the test broker with a private config
-// directory and audit log.
-type cli struct {
-	*clitest.CLI
-	t     testing.TB
-	audit string
-}
-
-func newCLI(t testing.TB) *cli {
-	dir := t.TempDir()
-	audit := filepath.Join(dir, "audit.jsonl")
-	return &cli{t: t, audit: audit, CLI: clitest.NewCLI(t,
-		"PARKINGLOT_AUDIT_LOG="+audit,
-		"PARKINGLOT_CONNECTION_NAME="+brokertest.Name(t, ""),
-		"XDG_CONFIG_HOME="+dir,
-		"XDG_STATE_HOME="+dir,
-	)}
-}
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-func (c *cli) run(stdin string, args ...string) cliResult {
-	c.t.Helper()
-	r := c.Run(stdin, args...)
-	res := cliResult{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
-	if strings.Contains(res.stdout+res.stderr, "panic:") {
-		c.t.Fatalf("parkinglot %v panicked:\n%s", args, res.stderr)
-	}
-	return res
-}
-
-// must runs and fails the test unless the exit status is want.
-func (c *cli) must(want int, stdin string, args ...string) cliResult {
-	c.t.Helper()
-	r := c.run(stdin, args...)
-	if r.code != want {
-		c.t.Fatalf("parkinglot %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
-	}
-	return r
 }
 
 // auditEntries reads an audit log.

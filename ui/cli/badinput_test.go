@@ -1,6 +1,6 @@
 //go:build integration
 
-package replay_test
+package cli_test
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ func TestBadInputCorpus(t *testing.T) {
 			b := newBX(t, u)
 			args := tc.setup(b)
 			b.snapshot()
-			var r cliResult
+			var r corpusResult
 			if b.until != nil {
 				r = b.daemon(args, b.until)
 			} else {
@@ -86,7 +86,7 @@ func redactSecrets(args []string, u corpusUsers) string {
 
 // then runs one more command within a case and checks its output the same
 // way (exit status, one error line, no leaks).
-func (b *bx) then(code int, want string, args ...string) cliResult {
+func (b *bx) then(code int, want string, args ...string) corpusResult {
 	b.t.Helper()
 	r := b.c.run("", args...)
 	if r.code != code {
@@ -242,7 +242,7 @@ func badInputCases(u corpusUsers) []badCase {
 		}},
 		{name: "management-down-list-works", code: 0, out: idOf(2), setup: func(b *bx) []string {
 			q := dlq(b, 3)
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				if !strings.Contains(r.stderr, "note: management API unavailable") || !strings.Contains(r.stderr, "(enable rabbitmq_management or pass --management-url)") {
 					b.t.Errorf("list without the API does not say it, with the flag that mends it: %q", r.stderr)
 				}
@@ -266,7 +266,7 @@ func badInputCases(u corpusUsers) []badCase {
 		}},
 		{name: "management-401-list-works", code: 0, out: idOf(1), setup: func(b *bx) []string {
 			q := dlq(b, 2)
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				if !strings.Contains(r.stderr, "refused the credentials") {
 					b.t.Errorf("list with a refused API password does not say it: %q", r.stderr)
 				}
@@ -331,7 +331,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "non-utf8-body-list-and-show", code: 0, out: "latin1", setup: func(b *bx) []string {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "latin1", ContentType: "text/plain", Body: []byte("caf\xe9 cr\xe8me")})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				s := b.then(0, "", "show", q, "latin1")
 				if !strings.Contains(s.stdout, "63 61 66 e9 20 63 72 e8") || !utf8.ValidString(s.stdout) {
 					b.t.Errorf("show of a Latin-1 body: want a hex dump and valid UTF-8 output:\n%s", s.stdout)
@@ -343,7 +343,7 @@ func badInputCases(u corpusUsers) []badCase {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "bin", Body: []byte{0, 0xff, 0x80}}, amqp.Publishing{MessageId: "latin1", Body: []byte("caf\xe9")})
 			file := filepath.Join(b.dir, "export.jsonl")
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				fi, err := os.Stat(file)
 				if err != nil || fi.Mode().Perm() != 0o600 {
 					b.t.Fatalf("export file: %v, mode %v; want 0600", err, fi.Mode().Perm())
@@ -359,7 +359,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "body-16MiB-show-cuts-it", code: 0, out: "… (first 65536 of 16777216 bytes shown; export the message for all of it)", setup: func(b *bx) []string {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "big", ContentType: "text/plain", Body: bytes.Repeat([]byte("0123456789abcdef"), 1<<20)})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				if len(r.stdout) > 100<<10 {
 					b.t.Errorf("show printed %d bytes of a 16 MiB body", len(r.stdout))
 				}
@@ -376,7 +376,7 @@ func badInputCases(u corpusUsers) []badCase {
 			dst := b.queue("dst", nil)
 			b.expect(dst, 1)
 			file := filepath.Join(b.dir, "big.jsonl")
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				b.then(0, "", "import", file, "--to", ":"+dst, "--yes")
 				got := b.peek(dst)
 				if len(got) != 1 || !bytes.Equal(got[0].Body, body) || got[0].MessageId != "big" || got[0].Headers["x-last-error"] != "too big" {
@@ -390,7 +390,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "headers-every-amqp-type-show", code: 0, setup: func(b *bx) []string {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "types", Body: []byte("x"), Headers: allTypes()})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				for _, typ := range []string{"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32", "float64", "decimal", "string", "bytes", "timestamp", "void", "table", "array"} {
 					if !strings.Contains(r.stdout, " "+typ+" ") {
 						b.t.Errorf("show lacks a header of type %s:\n%s", typ, r.stdout)
@@ -405,7 +405,7 @@ func badInputCases(u corpusUsers) []badCase {
 			dst := b.queue("dst", nil)
 			b.expect(dst, 1)
 			file := filepath.Join(b.dir, "types.jsonl")
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				b.then(0, "", "import", file, "--to", ":"+dst, "--yes")
 				orig, cp := b.peek(q), b.peek(dst)
 				if len(orig) != 1 || len(cp) != 1 {
@@ -420,7 +420,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "headers-nested-10-deep-show-and-json", code: 0, out: "level", setup: func(b *bx) []string {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "deep", Body: []byte("x"), Headers: amqp.Table{"deep": nested(10), "wide": []any{nested(9), nested(10)}}})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				s := b.then(0, "", "show", q, "deep", "-o", "json")
 				if ls := jsonLines(b.t, s.stdout); len(ls) != 1 {
 					b.t.Errorf("show -o json: %d lines, want 1", len(ls))
@@ -441,7 +441,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "x-death-1000-entries", code: 0, out: "x-death has 1000 entries", setup: func(b *bx) []string {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "d", Body: []byte("x"), Headers: amqp.Table{"x-death": deaths(1000)}})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				s := b.then(0, "", "list", q, "-o", "json")
 				if ls := jsonLines(b.t, s.stdout); len(ls) != 1 {
 					b.t.Errorf("list -o json: %d lines, want 1", len(ls))
@@ -454,7 +454,7 @@ func badInputCases(u corpusUsers) []badCase {
 			b.park(q,
 				amqp.Publishing{MessageId: "bad-value", Body: []byte("x"), Headers: amqp.Table{"x-last-error": "bad \xff\xfe byte", "tenant": "\xc3\x28"}},
 				amqp.Publishing{MessageId: "fine", Body: []byte("y"), Headers: amqp.Table{"x-last-error": "ok"}})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				if ls := jsonLines(b.t, r.stdout); len(ls) != 2 {
 					b.t.Errorf("list -o json: %d lines, want one per message", len(ls))
 				}
@@ -475,7 +475,7 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "terminal-escapes-in-error-header-not-shown", code: 0, out: "red alert", setup: func(b *bx) []string {
 			q := b.queue("dlq", nil)
 			b.park(q, amqp.Publishing{MessageId: "esc", Body: []byte("x"), Headers: amqp.Table{"x-last-error": "\x1b[31mred alert\x1b[0m\x1b]0;pwned\x07"}})
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				s := b.then(0, "", "show", q, "esc")
 				for _, o := range []string{r.stdout, s.stdout} {
 					if strings.ContainsRune(o, 0x1b) || strings.ContainsRune(o, 0x07) {
@@ -543,7 +543,7 @@ exit 0`)
 			b.expect(p.mainQ, -2)
 			b.expect(p.parking, 2)
 			b.until = func() bool { return brokertest.Depth(b.t, b.ch, p.parking) == 2 }
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				for _, d := range b.peek(p.parking) {
 					e, _ := d.Headers["x-last-error"].(string)
 					if strings.ContainsAny(e, "\r\n") || len(e) > 1024 {
@@ -566,7 +566,7 @@ exit 0`)
 			b.expect(p.mainQ, -1)
 			b.expect(p.parking, 1)
 			b.until = func() bool { return brokertest.Depth(b.t, b.ch, p.parking) == 1 }
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				got := b.peek(p.parking)
 				if len(got) != 1 {
 					b.t.Fatalf("%d parked, want 1", len(got))
@@ -586,7 +586,7 @@ exit 0`)
 			b.expect(p.mainQ, -1)
 			b.expect(p.parking, 1)
 			b.until = func() bool { return brokertest.Depth(b.t, b.ch, p.parking) == 1 }
-			b.after = func(r cliResult) {
+			b.after = func(r corpusResult) {
 				for _, d := range b.peek(p.parking) {
 					if e, _ := d.Headers["x-last-error"].(string); e != "bad \uFFFD order" {
 						b.t.Errorf("x-last-error %q, want the text without escapes, as valid UTF-8", e)

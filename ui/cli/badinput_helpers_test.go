@@ -1,6 +1,6 @@
 //go:build integration
 
-package replay_test
+package cli_test
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // The bad input corpus (badinput_test.go) runs the real binary once per
@@ -87,7 +88,7 @@ type bx struct {
 	t     *testing.T
 	u     corpusUsers
 	ch    *amqp.Channel
-	c     *cli
+	c     *corpusCLI
 	dir   string
 	order []string
 	delta map[string]int
@@ -96,11 +97,11 @@ type bx struct {
 	// until, when set, runs the case's command as a daemon until it
 	// reports true; after holds the case's further checks.
 	until func() bool
-	after func(cliResult)
+	after func(corpusResult)
 }
 
 func newBX(t *testing.T, u corpusUsers) *bx {
-	b := &bx{t: t, u: u, ch: brokertest.Channel(t), c: newCLI(t), dir: t.TempDir(), delta: map[string]int{}}
+	b := &bx{t: t, u: u, ch: brokertest.Channel(t), c: newCorpusCLI(t), dir: t.TempDir(), delta: map[string]int{}}
 	b.c.Env = append(b.c.Env,
 		"PARKINGLOT_URL="+u.url(),
 		"PARKINGLOT_MANAGEMENT_URL="+u.managementURL(),
@@ -284,7 +285,7 @@ func (s *syncBuffer) String() string {
 
 // daemon runs the binary until done reports true (polled; at most 60s),
 // then stops it with SIGTERM and returns its result.
-func (b *bx) daemon(args []string, done func() bool) cliResult {
+func (b *bx) daemon(args []string, done func() bool) corpusResult {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -318,7 +319,7 @@ func (b *bx) daemon(args []string, done func() bool) cliResult {
 			b.t.Errorf("daemon did not stop within 30s of SIGTERM")
 		}
 	}
-	res := cliResult{stdout: out.String(), stderr: errb.String()}
+	res := corpusResult{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -354,7 +355,7 @@ func (b *bx) checkSecrets(what, text string) {
 // error line ("parkinglot: …") holding want, besides notes (and log lines
 // when logs is set); with exit 0 no error line. Nowhere a Go type name, a
 // stack trace or a password.
-func (b *bx) checkOutput(r cliResult, want string, logs bool) {
+func (b *bx) checkOutput(r corpusResult, want string, logs bool) {
 	b.t.Helper()
 	var errs []string
 	for _, l := range strings.Split(strings.TrimRight(r.stderr, "\n"), "\n") {
@@ -411,4 +412,48 @@ func jsonLines(t testing.TB, s string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// corpusCLI runs the real binary against the test broker with a private
+// config directory and audit log.
+type corpusCLI struct {
+	*clitest.CLI
+	t     testing.TB
+	audit string
+}
+
+func newCorpusCLI(t testing.TB) *corpusCLI {
+	dir := t.TempDir()
+	audit := filepath.Join(dir, "audit.jsonl")
+	return &corpusCLI{t: t, audit: audit, CLI: clitest.NewCLI(t,
+		"PARKINGLOT_AUDIT_LOG="+audit,
+		"PARKINGLOT_CONNECTION_NAME="+brokertest.Name(t, ""),
+		"XDG_CONFIG_HOME="+dir,
+		"XDG_STATE_HOME="+dir,
+	)}
+}
+
+// corpusResult is one run of the binary.
+type corpusResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func (c *corpusCLI) run(stdin string, args ...string) corpusResult {
+	c.t.Helper()
+	r := c.Run(stdin, args...)
+	res := corpusResult{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
+	if strings.Contains(res.stdout+res.stderr, "panic:") {
+		c.t.Fatalf("parkinglot %v panicked:\n%s", args, res.stderr)
+	}
+	return res
+}
+
+func idOf(i int) string { return fmt.Sprintf("m-%05d", i) }
+
+func bind(t testing.TB, ch *amqp.Channel, queue, exchange, key string) {
+	t.Helper()
+	if err := ch.QueueBind(queue, key, exchange, false, nil); err != nil {
+		t.Fatalf("bind %s to %s/%s: %v", queue, exchange, key, err)
+	}
 }
