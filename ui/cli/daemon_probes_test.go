@@ -1,6 +1,6 @@
 //go:build integration
 
-package retrycore
+package cli_test
 
 import (
 	"bufio"

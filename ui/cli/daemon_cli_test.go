@@ -1,6 +1,6 @@
 //go:build integration
 
-package retrycore
+package cli_test
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
@@ -260,9 +261,9 @@ func TestDaemonCLI(t *testing.T) {
 			retries int32
 			err     string
 		}{
-			"please-fail": {KindRetriesExhausted, 2, "db down (attempt 3)"},
-			"fail-again":  {KindRetriesExhausted, 2, "db down (attempt 3)"},
-			"poison-pill": {KindPermanent, 0, "cannot parse message poison-pill"},
+			"please-fail": {retrycore.KindRetriesExhausted, 2, "db down (attempt 3)"},
+			"fail-again":  {retrycore.KindRetriesExhausted, 2, "db down (attempt 3)"},
+			"poison-pill": {retrycore.KindPermanent, 0, "cannot parse message poison-pill"},
 		} {
 			d, ok := parked[id]
 			if !ok {
@@ -270,15 +271,15 @@ func TestDaemonCLI(t *testing.T) {
 				continue
 			}
 			h := d.Headers
-			if h[HeaderFailureKind] != want.kind || h[HeaderRetryCount] != want.retries || h[HeaderLastError] != want.err ||
-				h[HeaderOriginalExchange] != p.Main.Exchange || h[HeaderOriginalRoutingKey] != p.Main.RoutingKey || h[HeaderOriginalQueue] != p.Main.Queue {
+			if h[retrycore.HeaderFailureKind] != want.kind || h[retrycore.HeaderRetryCount] != want.retries || h[retrycore.HeaderLastError] != want.err ||
+				h[retrycore.HeaderOriginalExchange] != p.Main.Exchange || h[retrycore.HeaderOriginalRoutingKey] != p.Main.RoutingKey || h[retrycore.HeaderOriginalQueue] != p.Main.Queue {
 				t.Errorf("%s headers: %v", id, h)
 			}
-			if _, ok := h[HeaderFirstFailedAt].(time.Time); !ok {
-				t.Errorf("%s: x-first-failed-at = %#v", id, h[HeaderFirstFailedAt])
+			if _, ok := h[retrycore.HeaderFirstFailedAt].(time.Time); !ok {
+				t.Errorf("%s: x-first-failed-at = %#v", id, h[retrycore.HeaderFirstFailedAt])
 			}
-			if _, ok := h[HeaderParkedAt].(time.Time); !ok {
-				t.Errorf("%s: x-parked-at = %#v", id, h[HeaderParkedAt])
+			if _, ok := h[retrycore.HeaderParkedAt].(time.Time); !ok {
+				t.Errorf("%s: x-parked-at = %#v", id, h[retrycore.HeaderParkedAt])
 			}
 			if d.ContentType != "text/plain" {
 				t.Errorf("%s: content type %q", id, d.ContentType)
@@ -295,7 +296,7 @@ func TestDaemonCLI(t *testing.T) {
 
 // cliPipeline is a pipeline file written for the binary.
 type cliPipeline struct {
-	Pipeline
+	retrycore.Pipeline
 	file string
 }
 
@@ -303,7 +304,7 @@ type cliPipeline struct {
 // test and deletes what it declares when the test ends.
 func writePipeline(t *testing.T, delay time.Duration) cliPipeline {
 	t.Helper()
-	p := testPipeline(t, QueueClassic, delay)
+	p := testPipeline(t, retrycore.QueueClassic, delay)
 	p.MaxRetries = 2
 	yaml := fmt.Sprintf(`# written by %s
 name: %s
@@ -327,7 +328,7 @@ handler_timeout: 10s
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadPipeline(file); err != nil {
+	if _, err := retrycore.LoadPipeline(file); err != nil {
 		t.Fatalf("the test's own pipeline file: %v", err)
 	}
 	return cliPipeline{Pipeline: p, file: file}

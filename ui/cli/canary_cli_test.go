@@ -1,6 +1,6 @@
 //go:build integration
 
-package retrycore
+package cli_test
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // TestCanaryReplayStopsWhenMessagesComeBack: a real daemon whose handler
@@ -109,7 +110,7 @@ func TestCanaryReplayStopsWhenMessagesComeBack(t *testing.T) {
 // handled once it was fixed, and nothing is left parked.
 func TestCanaryRampOnAQuorumParkingLot(t *testing.T) {
 	c := newCLI(t)
-	p := testPipeline(t, QueueQuorum, 200*time.Millisecond)
+	p := testPipeline(t, retrycore.QueueQuorum, 200*time.Millisecond)
 	p.MaxRetries = 1
 	file := writePipelineFile(t, p)
 	dir := t.TempDir()
