@@ -3,10 +3,8 @@
 package retrycore
 
 import (
-	"os"
 	"testing"
 
-	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 	"go.uber.org/goleak"
 )
 
@@ -18,9 +16,5 @@ func TestMain(m *testing.M) {
 		// shared transport) idle between requests by design.
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.Cleanup(func(code int) {
-			clitest.RemoveBinary() // the binary the CLI tests built
-			os.Exit(code)
-		}),
 	)
 }

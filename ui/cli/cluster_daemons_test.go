@@ -1,6 +1,6 @@
 //go:build cluster && integration
 
-package retrycore
+package cli_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // TestClusterDaemonsShareMainQueueNodeStop runs three daemons on one
@@ -23,7 +24,7 @@ func TestClusterDaemonsShareMainQueueNodeStop(t *testing.T) {
 	clustertest.UseCluster(t)
 	nodes := clustertest.ClusterNodes()
 	runConservation(t, conservationSpec{
-		queueType:   QueueQuorum,
+		queueType:   retrycore.QueueQuorum,
 		messages:    6000,
 		nodeStops:   1,
 		prefetch:    20,

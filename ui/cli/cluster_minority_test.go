@@ -1,6 +1,6 @@
 //go:build cluster && integration
 
-package retrycore
+package cli_test
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build integration
 
-package retrycore
+package cli_test
 
 import (
 	"fmt"
@@ -17,6 +17,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // TestGracefulStopRedeliversNothing stops the real daemon binary with
@@ -28,7 +29,7 @@ import (
 // finished work the stop handed back. There must be none; and once a last
 // daemon has worked the backlog off, every id is recorded (nothing lost).
 func TestGracefulStopRedeliversNothing(t *testing.T) {
-	for _, qt := range []string{QueueClassic, QueueQuorum} {
+	for _, qt := range []string{retrycore.QueueClassic, retrycore.QueueQuorum} {
 		t.Run(qt, func(t *testing.T) {
 			runGracefulStops(t, qt, 20)
 		})
@@ -63,7 +64,7 @@ func runGracefulStops(t *testing.T, queueType string, stops int) {
 	ch := brokertest.Channel(t)
 	brokertest.PublishMany(t, ch, p.Main.Exchange, p.Main.RoutingKey, msgs)
 
-	handler, err := filepath.Abs("../testdata/handlers/record.sh")
+	handler, err := filepath.Abs("../../testdata/handlers/record.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func twiceHandled(ids []string) []string {
 // send it again. So no id may reach the destination twice, and every id
 // reaches it once.
 func TestGracefulStopReplayRedeliversNothing(t *testing.T) {
-	for _, qt := range []string{QueueClassic, QueueQuorum} {
+	for _, qt := range []string{retrycore.QueueClassic, retrycore.QueueQuorum} {
 		t.Run(qt, func(t *testing.T) {
 			runReplayStops(t, qt, 10)
 		})
@@ -221,7 +222,7 @@ func runReplayStops(t *testing.T, queueType string, stops int) {
 // CloseWait and a few seconds. Nothing is lost: every message is in the
 // destination or still parked.
 func TestReplayThatGaveUpExitsPromptly(t *testing.T) {
-	for _, qt := range []string{QueueClassic, QueueQuorum} {
+	for _, qt := range []string{retrycore.QueueClassic, retrycore.QueueQuorum} {
 		t.Run(qt, func(t *testing.T) {
 			t.Parallel() // each waits the confirm timeout and a cancel never answered
 			const n, confirmTimeout = 1000, 3 * time.Second

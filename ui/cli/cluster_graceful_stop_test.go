@@ -1,11 +1,12 @@
 //go:build cluster && integration
 
-package retrycore
+package cli_test
 
 import (
 	"testing"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // TestClusterGracefulStopRedeliversNothing is TestGracefulStopRedeliversNothing
@@ -15,7 +16,7 @@ import (
 // stopped. No message handled and acked before a stop is handled again.
 func TestClusterGracefulStopRedeliversNothing(t *testing.T) {
 	clustertest.UseCluster(t)
-	for _, qt := range []string{QueueClassic, QueueQuorum} {
+	for _, qt := range []string{retrycore.QueueClassic, retrycore.QueueQuorum} {
 		t.Run(qt, func(t *testing.T) {
 			runGracefulStops(t, qt, 20)
 		})

@@ -1,10 +1,12 @@
 //go:build chaos && integration
 
-package retrycore
+package cli_test
 
 import (
 	"testing"
 	"time"
+
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // TestChaosDaemonConservation is the conservation test at full size:
@@ -17,7 +19,7 @@ import (
 // serial chaos step (build tag chaos).
 func TestChaosDaemonConservation(t *testing.T) {
 	runConservation(t, conservationSpec{
-		queueType:      QueueQuorum,
+		queueType:      retrycore.QueueQuorum,
 		messages:       10000,
 		kills:          5,
 		forcedCloses:   2,

@@ -1,6 +1,6 @@
 //go:build integration
 
-package retrycore
+package cli_test
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // The conservation tests run the real binary (`parkinglot daemon --exec
@@ -76,7 +77,7 @@ type conservationSpec struct {
 // TestChaosDaemonConservation in chaos_daemon_test.go.
 func TestConservationDaemonKill9(t *testing.T) {
 	runConservation(t, conservationSpec{
-		queueType:    QueueClassic,
+		queueType:    retrycore.QueueClassic,
 		messages:     2000,
 		kills:        2,
 		forcedCloses: 1,
@@ -102,7 +103,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	p.MaxRetries, p.Prefetch, p.Concurrency = 3, spec.prefetch, spec.concurrency
 	// The handlers are held while a fault is being prepared (see below):
 	// the hold must not run into the handler timeout.
-	p.HandlerTimeout = NewDelay(2 * time.Minute)
+	p.HandlerTimeout = retrycore.NewDelay(2 * time.Minute)
 	file := writePipelineFile(t, p)
 	c := newCLI(t)
 	code, stdout, stderr := c.run("topology", "declare", "-f", file)
@@ -315,14 +316,14 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	var misfiled []string
 	for _, dl := range brokertest.Drain(t, ch, p.Error.Queue) {
 		parked[dl.MessageId]++
-		kind, _ := dl.Headers[HeaderFailureKind].(string)
+		kind, _ := dl.Headers[retrycore.HeaderFailureKind].(string)
 		if prev, ok := kinds[dl.MessageId]; ok && prev != kind {
 			misfiled = append(misfiled, fmt.Sprintf("%s parked as %s and as %s", dl.MessageId, prev, kind))
 		}
 		kinds[dl.MessageId] = kind
 		if want := plan[dl.MessageId]; want.parkKind() != "" {
-			retries, _ := asInt(dl.Headers[HeaderRetryCount])
-			if wantRetries := map[string]int64{KindPermanent: 0, KindRetriesExhausted: 3}[want.parkKind()]; retries != wantRetries {
+			retries, _ := broker.IntValue(dl.Headers[retrycore.HeaderRetryCount])
+			if wantRetries := map[string]int64{retrycore.KindPermanent: 0, retrycore.KindRetriesExhausted: 3}[want.parkKind()]; retries != wantRetries {
 				misfiled = append(misfiled, fmt.Sprintf("%s parked with x-retry-count %d, want %d", dl.MessageId, retries, wantRetries))
 			}
 		}
@@ -384,7 +385,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	// most prefetch deliveries).
 	faults := kills + forced + restarts + stops
 	bound := spec.prefetch * (faults + stops*(max(spec.daemons, 1)-1))
-	if spec.queueType == QueueQuorum {
+	if spec.queueType == retrycore.QueueQuorum {
 		// A stopped node's delay queue replicas: the same dead-letter window.
 		bound += (restarts + stops) * len(p.Retry.Delays) * dlxWorkerPrefetch(t)
 	}
@@ -430,9 +431,9 @@ type planned struct {
 func (p planned) parkKind() string {
 	switch p.fate {
 	case "poison":
-		return KindPermanent
+		return retrycore.KindPermanent
 	case "exhausted":
-		return KindRetriesExhausted
+		return retrycore.KindRetriesExhausted
 	}
 	return ""
 }
@@ -473,7 +474,7 @@ func buildLedgerHandler(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ledger")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/handlers/ledger")
-	build.Dir = ".." // the repository root
+	build.Dir = "../.." // the repository root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the ledger handler: %v\n%s", err, out)
 	}
@@ -600,7 +601,7 @@ func dlxWorkerPrefetch(t *testing.T) int {
 }
 
 // writePipelineFile writes p as pipeline.yaml for the binary.
-func writePipelineFile(t *testing.T, p Pipeline) string {
+func writePipelineFile(t *testing.T, p retrycore.Pipeline) string {
 	t.Helper()
 	var delays []string
 	for _, d := range p.Retry.Delays {
@@ -622,7 +623,7 @@ handler_timeout: %s
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadPipeline(file); err != nil {
+	if _, err := retrycore.LoadPipeline(file); err != nil {
 		t.Fatalf("the test's own pipeline file: %v", err)
 	}
 	return file

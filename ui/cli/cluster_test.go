@@ -1,6 +1,6 @@
 //go:build cluster && integration
 
-package retrycore
+package cli_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // The cluster tests run against the three-node RabbitMQ 4.3 cluster of
@@ -32,7 +33,7 @@ func TestClusterDaemonConservationNodeStop(t *testing.T) {
 	clustertest.UseCluster(t)
 	m := clustertest.ClusterManagement(t)
 	runConservation(t, conservationSpec{
-		queueType:   QueueQuorum,
+		queueType:   retrycore.QueueQuorum,
 		messages:    10000,
 		nodeStops:   1,
 		prefetch:    20,
@@ -291,7 +292,7 @@ func TestClusterBrowseLeaderStop(t *testing.T) {
 // (t.Fatal may not be called there): -1 when the stop failed.
 func stopNodeNoFatal(t *testing.T, n clustertest.ClusterNode) time.Duration {
 	start := time.Now()
-	out, err := exec.Command(filepath.Join("..", ".ci", "brokers"), "stop", n.Name).CombinedOutput()
+	out, err := exec.Command(filepath.Join("..", "..", ".ci", "brokers"), "stop", n.Name).CombinedOutput()
 	if err != nil {
 		t.Errorf(".ci/brokers stop %s: %v\n%s", n.Name, err, out)
 		return -1

@@ -1,10 +1,12 @@
 //go:build chaos && integration
 
-package retrycore
+package cli_test
 
 import (
 	"testing"
 	"time"
+
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // TestChaosResourceAlarmLosesNothing raises the broker's memory alarm while
@@ -16,7 +18,7 @@ import (
 // the serial chaos step.
 func TestChaosResourceAlarmLosesNothing(t *testing.T) {
 	runConservation(t, conservationSpec{
-		queueType:   QueueClassic,
+		queueType:   retrycore.QueueClassic,
 		messages:    2000,
 		alarms:      1,
 		prefetch:    20,
