@@ -14,6 +14,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 )
 
 // BenchmarkPassScan is the broker layer of a browse on its own: a pass
@@ -23,17 +24,17 @@ import (
 // hold-unacked consume of the same queue (brokertest, "Benchmark method"). replay's BenchmarkBrowse
 // adds the decoding, origins and error groups on top of this.
 func BenchmarkPassScan(b *testing.B) {
-	n := brokertest.BenchCount(b, 100_000)
+	n := benchtest.BenchCount(b, 100_000)
 	ch := brokertest.Channel(b)
 	conn := brokertest.Dial(b, "")
 	mgmt := brokertest.Management(b)
 	q := brokertest.Name(b, "q")
 	brokertest.DeclareQueue(b, ch, q, nil)
 	now := time.Now().Truncate(time.Second)
-	brokertest.ConfirmedPublish(b, "", q, n, brokertest.BenchWindow, func(i int) amqp.Publishing {
+	benchtest.ConfirmedPublish(b, "", q, n, benchtest.BenchWindow, func(i int) amqp.Publishing {
 		return amqp.Publishing{
 			MessageId: fmt.Sprintf("bench-%07d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Timestamp: now, Body: brokertest.Body(i, 1024),
+			Timestamp: now, Body: benchtest.Body(i, 1024),
 			Headers: amqp.Table{
 				"x-original-exchange": "main.exchange", "x-original-routing-key": "payment.execute",
 				"x-retry-count": int32(3), "x-last-error": fmt.Sprintf("transfer %d not found", i),
@@ -43,7 +44,7 @@ func BenchmarkPassScan(b *testing.B) {
 			},
 		}
 	})
-	rounds := brokertest.BenchRounds(b)
+	rounds := benchtest.BenchRounds(b)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
 		passRun := func(int) float64 {
@@ -83,15 +84,15 @@ func BenchmarkPassScan(b *testing.B) {
 				b.Fatalf("the pass saw %d of %d", seen, n)
 			}
 			brokertest.WaitDepth(b, q, n, time.Minute)
-			return brokertest.Rate(n, took)
+			return benchtest.Rate(n, took)
 		}
 		rawRun := func(int) float64 {
-			_, raw := brokertest.RawHoldBrowse(b, q, n)
+			_, raw := benchtest.RawHoldBrowse(b, q, n)
 			brokertest.WaitDepth(b, q, n, time.Minute)
-			return brokertest.Rate(n, raw)
+			return benchtest.Rate(n, raw)
 		}
-		r := brokertest.Alternate(b, rounds, passRun, rawRun)
-		brokertest.BenchLine(b, "pass-scan-vs-raw-hold", n, r, "")
-		brokertest.BenchNote("pass scan: %s msg/s; raw hold %s msg/s", brokertest.RoundFigures(r.Measured), brokertest.RoundFigures(r.Baseline))
+		r := benchtest.Alternate(b, rounds, passRun, rawRun)
+		benchtest.BenchLine(b, "pass-scan-vs-raw-hold", n, r, "")
+		benchtest.BenchNote("pass scan: %s msg/s; raw hold %s msg/s", benchtest.RoundFigures(r.Measured), benchtest.RoundFigures(r.Baseline))
 	}
 }

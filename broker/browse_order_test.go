@@ -4,11 +4,9 @@ package broker_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // orderQueues are the queue kinds a parking lot can be, on this version:
@@ -182,29 +181,46 @@ func TestBrowseEarlyEndKeepsTheOrder(t *testing.T) {
 	}
 }
 
-// The same through the binary, as the issue was seen: `list Q --limit 2`
-// and `show Q ID` leave the order of `list Q` as it was.
-func TestCLIEarlyEndKeepsTheOrder(t *testing.T) {
+// The same through replay's sessions, as the issue was seen from the CLI:
+// `list Q --limit 2` and `show Q ID`, each its own session and connection
+// as each command is its own process, leave the order of `list Q` as it
+// was.
+func TestSessionEarlyEndKeepsTheOrder(t *testing.T) {
 	v := brokertest.Version(t)
-	c := brokertest.NewCLI(t)
-	c.Timeout = 60 * time.Second
-	listIDs := func(t *testing.T, q string) []string {
+	// session runs do on a session of its own, closed after it.
+	session := func(t *testing.T, do func(ctx context.Context, s *replay.Session) error) {
 		t.Helper()
-		r := c.Run("", "list", q, "-o", "json")
-		if r.Code != 0 {
-			t.Fatalf("list: exit %d\n%s", r.Code, r.Stderr)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		s, err := replay.Open(ctx, replay.Connection{URL: brokertest.URL(), ManagementURL: brokertest.ManagementURL()}, replay.Config{}, "parkinglot-test "+t.Name(), nil)
+		if err != nil {
+			t.Fatalf("open session: %v", err)
 		}
+		defer s.Close()
+		if err := do(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// list is `list Q [--limit N]`: a streamed browse.
+	list := func(t *testing.T, q string, limit int) []string {
+		t.Helper()
 		var ids []string
-		for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-			var s struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal([]byte(line), &s); err != nil {
-				t.Fatalf("list: line %q: %v", line, err)
-			}
-			ids = append(ids, s.ID)
-		}
+		session(t, func(ctx context.Context, s *replay.Session) error {
+			_, err := s.Browse(ctx, replay.BrowseOptions{Queue: q, Limit: limit, StreamOnly: true, OnBatch: func(batch []replay.Summary) {
+				for _, m := range batch {
+					ids = append(ids, m.ID)
+				}
+			}})
+			return err
+		})
 		return ids
+	}
+	show := func(t *testing.T, q, id string) {
+		t.Helper()
+		session(t, func(ctx context.Context, s *replay.Session) error {
+			_, _, err := s.Find(ctx, q, id)
+			return err
+		})
 	}
 	for kind, args := range orderQueues(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -212,12 +228,18 @@ func TestCLIEarlyEndKeepsTheOrder(t *testing.T) {
 			q := brokertest.Name(t, "")
 			brokertest.DeclareQueue(t, ch, q, args)
 			publishN(t, ch, q, orderMessages)
-			for _, args := range [][]string{{"list", q, "--limit", "2"}, {"show", q, "m-0001"}, {"list", q, "--limit", "1"}, {"show", q, "m-0000"}} {
-				if r := c.Run("", args...); r.Code != 0 {
-					t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), r.Code, r.Stderr)
-				}
+			for _, step := range []struct {
+				what string
+				do   func()
+			}{
+				{"list --limit 2", func() { list(t, q, 2) }},
+				{"show m-0001", func() { show(t, q, "m-0001") }},
+				{"list --limit 1", func() { list(t, q, 1) }},
+				{"show m-0000", func() { show(t, q, "m-0000") }},
+			} {
+				step.do()
 				brokertest.WaitDepth(t, q, orderMessages, 10*time.Second)
-				sameOrder(t, fmt.Sprintf("RabbitMQ %s, %s queue, after `%s`", v, kind, strings.Join(args, " ")), listIDs(t, q), wantOrder(orderMessages))
+				sameOrder(t, fmt.Sprintf("RabbitMQ %s, %s queue, after `%s`", v, kind, step.what), list(t, q, 0), wantOrder(orderMessages))
 			}
 		})
 	}

@@ -5,7 +5,6 @@ package broker_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // A quorum queue counts every give-back in x-delivery-count up to 4.2 and
@@ -83,44 +83,50 @@ func TestBrowseQuorumParkingLot100TimesLosesNothing(t *testing.T) {
 	}
 }
 
-// TestBrowseQuorumParkingLotListedByTheCLI100Times does the same through
-// `parkinglot list` (each run its own process and connection): 100 lists of
-// a quorum parking lot with delivery limit 3 lose nothing, and every list
-// says on stderr what it does about the limit.
-func TestBrowseQuorumParkingLotListedByTheCLI100Times(t *testing.T) {
+// TestBrowseQuorumParkingLotListedBySessions100Times does the same as
+// `parkinglot list` does it, each list a replay session and connection of
+// its own: 100 lists of a quorum parking lot with delivery limit 3 lose
+// nothing, and every list notes what it does about the limit (the CLI
+// prints the notes on stderr; ui/cli tests that).
+func TestBrowseQuorumParkingLotListedBySessions100Times(t *testing.T) {
 	const messages, runs, limit = 50, 100, 3
 	start := time.Now()
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "parking")
 	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(limit)})
 	want := publishParked(t, ch, q, messages)
-	c := brokertest.NewCLI(t)
-	c.Timeout = 60 * time.Second
+	conn := replay.Connection{URL: brokertest.URL(), ManagementURL: brokertest.ManagementURL()}
 	for run := 1; run <= runs; run++ {
-		r := c.Run("", "list", q, "-o", "json")
-		if r.Code != 0 {
-			t.Fatalf("list run %d: exit %d\n%s", run, r.Code, r.Stderr)
-		}
 		ids := map[string]bool{}
-		for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-			var s struct {
-				ID string `json:"id"`
+		var notes []string
+		func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := replay.Open(ctx, conn, replay.Config{}, "parkinglot-test "+t.Name(), nil)
+			if err != nil {
+				t.Fatalf("list run %d: open session: %v", run, err)
 			}
-			if err := json.Unmarshal([]byte(line), &s); err != nil {
-				t.Fatalf("list run %d: line %q: %v", run, line, err)
+			defer s.Close()
+			b, err := s.Browse(ctx, replay.BrowseOptions{Queue: q, StreamOnly: true, OnBatch: func(batch []replay.Summary) {
+				for _, m := range batch {
+					ids[m.ID] = true
+				}
+			}})
+			if err != nil {
+				t.Fatalf("list run %d: %v", run, err)
 			}
-			ids[s.ID] = true
-		}
+			notes = b.Notes
+		}()
 		if len(ids) != messages {
-			t.Fatalf("list run %d listed %d distinct messages, want %d\n%s", run, len(ids), messages, r.Stderr)
+			t.Fatalf("list run %d listed %d distinct messages, want %d\n%s", run, len(ids), messages, strings.Join(notes, "\n"))
 		}
-		if !strings.Contains(r.Stderr, fmt.Sprintf("delivery limit %d", limit)) || !strings.Contains(r.Stderr, "refreshed") {
-			t.Fatalf("list run %d does not say what it does about the delivery limit; stderr:\n%s", run, r.Stderr)
+		if all := strings.Join(notes, "\n"); !strings.Contains(all, fmt.Sprintf("delivery limit %d", limit)) || !strings.Contains(all, "refreshed") {
+			t.Fatalf("list run %d does not note what it does about the delivery limit; notes:\n%s", run, all)
 		}
 		brokertest.WaitDepth(t, q, messages, 10*time.Second)
 	}
 	lost, changed, dups := checkParked(t, ch, q, want)
-	brokertest.Figures(t, "quorum list (CLI): delivery_limit=%d messages=%d runs=%d lost=%d changed=%d duplicates=%d duration=%s",
+	brokertest.Figures(t, "quorum list (sessions): delivery_limit=%d messages=%d runs=%d lost=%d changed=%d duplicates=%d duration=%s",
 		limit, messages, runs, lost, changed, dups, time.Since(start).Round(100*time.Millisecond))
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // TestBrowseStallsOnAQueueThatNeverDelivers: a single-active-consumer
@@ -98,7 +99,7 @@ func TestBrowsePauseMidPass(t *testing.T) {
 			}
 			brokertest.PublishMany(t, ch, "", q, msgs)
 
-			proxy := brokertest.NewFaultProxy(t)
+			proxy := clustertest.NewFaultProxy(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			// Heartbeats every 30 s: the client tolerates the silence.
@@ -107,7 +108,7 @@ func TestBrowsePauseMidPass(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			held := proxy.HoldAfter(100, brokertest.IsMethod(60, 60), brokerPause) // the 100th basic.deliver
+			held := proxy.HoldAfter(100, clustertest.IsMethod(60, 60), brokerPause) // the 100th basic.deliver
 			p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: brokertest.Management(t)})
 			if err != nil {
 				t.Fatal(err)

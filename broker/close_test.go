@@ -12,6 +12,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // TestCloseOfAChannelTheBrokerNeverAnswers: when the broker stops answering
@@ -29,7 +30,7 @@ func TestCloseOfAChannelTheBrokerNeverAnswers(t *testing.T) {
 			brokertest.DeclareQueue(t, ch, q, nil)
 			brokertest.Publish(t, ch, "", q, amqp.Publishing{MessageId: "held-1", Body: []byte("x")})
 
-			proxy := brokertest.NewFaultProxy(t)
+			proxy := clustertest.NewFaultProxy(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
 			conn, err := broker.Dial(ctx, broker.Options{URL: proxy.URL, Name: "parkinglot-test " + t.Name()})

@@ -11,19 +11,19 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // The cluster tests run against the three-node RabbitMQ 4.3 cluster of
-// `make cluster` (brokertest.UseCluster) and stop and start its nodes.
+// `make cluster` (clustertest.UseCluster) and stop and start its nodes.
 
 func TestClusterDialSaysWhichNodeItIsOn(t *testing.T) {
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	seen := map[string]bool{}
 	for i := 0; i < 3; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c, err := broker.Dial(ctx, broker.Options{URL: brokertest.ClusterURL(), Name: "parkinglot-test " + t.Name()})
+		c, err := broker.Dial(ctx, broker.Options{URL: clustertest.ClusterURL(), Name: "parkinglot-test " + t.Name()})
 		if err != nil {
 			cancel()
 			t.Fatal(err)
@@ -36,7 +36,7 @@ func TestClusterDialSaysWhichNodeItIsOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := brokertest.ClusterNodes()[c.Endpoint].Node
+		want := clustertest.ClusterNodes()[c.Endpoint].Node
 		if node != want || c.Endpoints != 3 || strings.Contains(c.URL, "guest:guest") {
 			t.Errorf("connection to %s (URL %d of %d) is on %s, want %s", c.URL, c.Endpoint+1, c.Endpoints, node, want)
 		}
@@ -46,11 +46,11 @@ func TestClusterDialSaysWhichNodeItIsOn(t *testing.T) {
 }
 
 func TestClusterRedialMovesOnWhenItsNodeStops(t *testing.T) {
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	opts := broker.Options{URL: brokertest.ClusterURL(), Name: "parkinglot-test " + t.Name()}
+	opts := broker.Options{URL: clustertest.ClusterURL(), Name: "parkinglot-test " + t.Name()}
 	c, err := broker.Dial(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +61,8 @@ func TestClusterRedialMovesOnWhenItsNodeStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := c.NotifyClose(make(chan *amqp.Error, 1))
-	stopped := brokertest.ClusterNodeByNode(t, node)
-	took := brokertest.StopNode(t, stopped)
+	stopped := clustertest.ClusterNodeByNode(t, node)
+	took := clustertest.StopNode(t, stopped)
 	select {
 	case e := <-closed:
 		t.Logf("connection to %s lost: %v (stop took %v)", node, e, took.Round(time.Millisecond))
@@ -91,5 +91,5 @@ func TestClusterRedialMovesOnWhenItsNodeStops(t *testing.T) {
 			t.Errorf("redial after losing URL %d went to URL %d, want the next one", c.Endpoint+1, c2.Endpoint+1)
 		}
 	}
-	brokertest.StartNode(t, stopped)
+	clustertest.StartNode(t, stopped)
 }

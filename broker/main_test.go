@@ -3,12 +3,9 @@
 package broker_test
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // TestMain fails the package if a test leaves goroutines running (a pass or
@@ -18,9 +15,5 @@ func TestMain(m *testing.M) {
 		// amqp091-go's connection reader may still be unwinding right after Close.
 		goleak.IgnoreTopFunction("github.com/rabbitmq/amqp091-go.(*Connection).reader"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.Cleanup(func(code int) {
-			brokertest.RemoveBinary() // the binary the CLI tests built
-			os.Exit(code)
-		}),
 	)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 )
 
 // TestTLS connects over amqps:// to a TLS listener that the test adds to
@@ -133,51 +134,14 @@ func TestTLS(t *testing.T) {
 		t.Logf("no client certificate: %v", err)
 	})
 
-	t.Run("the CLI: --insecure-skip-verify connects without the CA and warns; nothing else turns it on", func(t *testing.T) {
-		cfgHome := t.TempDir()
-		run := func(t *testing.T, env []string, args ...string) (int, string, string) {
-			t.Helper()
-			c := brokertest.NewCLI(t, append([]string{"XDG_CONFIG_HOME=" + cfgHome, "PARKINGLOT_URL=" + url}, env...)...)
-			c.Timeout = 60 * time.Second
-			r := c.Run("", args...)
-			return r.Code, r.Stdout, r.Stderr
+	t.Run("InsecureSkipVerify connects without the CA", func(t *testing.T) {
+		c, err := dial(t, url, broker.TLSFiles{Cert: pki.clientCert, Key: pki.clientKey, InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatalf("InsecureSkipVerify: %v", err)
 		}
-		client := []string{"--tls-cert", pki.clientCert, "--tls-key", pki.clientKey}
-
-		code, stdout, stderr := run(t, nil, append([]string{"queues", "--tls-ca", pki.caCert}, client...)...)
-		if code != 0 || strings.Contains(stderr, "insecure") {
-			t.Fatalf("with --tls-ca: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+		if !c.ServerVersion.Known() {
+			t.Error("server version unknown over TLS without verification")
 		}
-
-		code, _, stderr = run(t, nil, append([]string{"queues"}, client...)...)
-		if code != 1 || !strings.Contains(stderr, "not trusted") || !strings.HasSuffix(strings.TrimSpace(stderr), "(pass --tls-ca)") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-			t.Fatalf("without --tls-ca: exit %d, stderr %q; want exit 1 and one line saying the certificate is not trusted, ending with the flag that mends it", code, stderr)
-		}
-
-		code, stdout, stderr = run(t, nil, append([]string{"queues", "--insecure-skip-verify"}, client...)...)
-		if code != 0 {
-			t.Fatalf("--insecure-skip-verify: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
-		}
-		if !strings.Contains(stderr, "level=WARN") || !strings.Contains(stderr, "insecure-skip-verify") {
-			t.Fatalf("--insecure-skip-verify connected without a warning on stderr:\n%s", stderr)
-		}
-
-		// Neither the environment nor the config file can switch it on.
-		for _, env := range [][]string{{"PARKINGLOT_INSECURE_SKIP_VERIFY=true"}, {"PARKINGLOT_INSECURE_SKIP_VERIFY=1", "INSECURE_SKIP_VERIFY=1"}} {
-			code, _, stderr = run(t, env, append([]string{"queues"}, client...)...)
-			if code == 0 || !strings.Contains(stderr, "not trusted") {
-				t.Fatalf("%v turned verification off: exit %d, stderr %q", env, code, stderr)
-			}
-		}
-		cfg := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("current_context: tls\ncontexts:\n  tls:\n    url: %s\n    tls: {insecure_skip_verify: true, cert: %s, key: %s}\n", url, pki.clientCert, pki.clientKey)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		code, _, stderr = run(t, []string{"PARKINGLOT_URL="}, "--config", cfg, "queues")
-		if code == 0 {
-			t.Fatalf("a config file's insecure_skip_verify turned verification off: stderr %q", stderr)
-		}
-		t.Logf("config with insecure_skip_verify: exit %d: %s", code, strings.TrimSpace(stderr))
 	})
 }
 
@@ -196,7 +160,7 @@ func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
 	// The server's files must be readable by the broker's node (t.TempDir
 	// is 0700 and root's, and a make-brokers node has its own root).
-	dir, seenByBroker := brokertest.BrokerTempDir(t)
+	dir, seenByBroker := clustertest.BrokerTempDir(t)
 	p := testPKI{dir: dir, brokerDir: seenByBroker}
 	write := func(name string, blockType string, der []byte) string {
 		path := filepath.Join(dir, name)
@@ -288,12 +252,12 @@ func startTLSListener(t *testing.T, pki testPKI) int {
 	listener := fmt.Sprintf(`{"127.0.0.1", %d}`, port)
 	expr := fmt.Sprintf(`{ok, _} = application:ensure_all_started(ssl), rabbit_networking:start_ssl_listener(%s, [{certfile, %q}, {keyfile, %q}, {cacertfile, %q}, {verify, verify_peer}, {fail_if_no_peer_cert, true}], 1).`,
 		listener, pki.forBroker(pki.serverCert), pki.forBroker(pki.serverKey), pki.forBroker(pki.caCert))
-	out, err := brokertest.Rabbitmqctl(t, 60*time.Second, "eval", expr)
+	out, err := clustertest.Rabbitmqctl(t, 60*time.Second, "eval", expr)
 	if err != nil || strings.TrimSpace(out) != "ok" {
 		t.Fatalf("add a TLS listener on port %d: %v %s", port, err, out)
 	}
 	t.Cleanup(func() {
-		out, err := brokertest.Rabbitmqctl(t, 60*time.Second, "eval", fmt.Sprintf("rabbit_networking:stop_tcp_listener(%s).", listener))
+		out, err := clustertest.Rabbitmqctl(t, 60*time.Second, "eval", fmt.Sprintf("rabbit_networking:stop_tcp_listener(%s).", listener))
 		if err != nil || strings.TrimSpace(out) != "ok" {
 			t.Errorf("clean-up: stop the TLS listener on port %d: %v %s", port, err, out)
 		}

@@ -17,6 +17,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui"
 )
@@ -52,15 +53,15 @@ func declareBenchTopology(b *testing.B, ch *amqp.Channel) benchTopology {
 	brokertest.DeclareExchange(b, ch, t.originEx, "direct")
 	// Classic queues, or quorum ones with $PARKINGLOT_BENCH_QUEUE_TYPE
 	// (make bench-cluster).
-	brokertest.DeclareQueue(b, ch, t.originQ, brokertest.BenchQueueArgs(b, false))
-	brokertest.DeclareQueue(b, ch, t.parking, brokertest.BenchQueueArgs(b, true))
+	brokertest.DeclareQueue(b, ch, t.originQ, benchtest.BenchQueueArgs(b, false))
+	brokertest.DeclareQueue(b, ch, t.parking, benchtest.BenchQueueArgs(b, true))
 	bind(b, ch, t.originQ, t.originEx, t.originKey)
 	return t
 }
 
 func (t benchTopology) seed(b *testing.B, queue string, n int) {
 	b.Helper()
-	brokertest.SeedParked(b, queue, n, brokertest.ParkedOrigin{Exchange: t.originEx, RoutingKey: t.originKey, Queue: t.originQ})
+	benchtest.SeedParked(b, queue, n, benchtest.ParkedOrigin{Exchange: t.originEx, RoutingKey: t.originKey, Queue: t.originQ})
 }
 
 // BenchmarkReplay replays a 100,000-message parking lot to its origin with
@@ -73,15 +74,15 @@ func (t benchTopology) seed(b *testing.B, queue string, n int) {
 // A move empties its parking lot, so every round seeds again, outside the
 // timed part.
 func BenchmarkReplay(b *testing.B) {
-	n := brokertest.BenchCount(b, 100_000)
-	rounds := brokertest.BenchRounds(b)
+	n := benchtest.BenchCount(b, 100_000)
+	rounds := benchtest.BenchRounds(b)
 	ch := brokertest.Channel(b)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
 		t := declareBenchTopology(b, ch)
 		moved := brokertest.Name(b, "moved")
-		brokertest.DeclareQueue(b, ch, moved, brokertest.BenchQueueArgs(b, false))
-		queues := brokertest.DescribeBenchQueue(b, t.parking)
+		brokertest.DeclareQueue(b, ch, moved, benchtest.BenchQueueArgs(b, false))
+		queues := benchtest.DescribeBenchQueue(b, t.parking)
 		// returned[i] are the messages back in the parking lot after move i
 		// of a round closed its channels (quorum only; see checkMoved).
 		returned := map[string][]int{}
@@ -91,13 +92,13 @@ func BenchmarkReplay(b *testing.B) {
 		}
 
 		// CPU µs a message of each move, client and broker side (see
-		// brokertest.CPUTime), as information.
+		// benchtest.CPUTime), as information.
 		var cpu [3]struct{ client, broker []float64 }
 		costed := func(which int, move func()) {
-			c0, b0 := brokertest.CPUTime()
+			c0, b0 := benchtest.CPUTime()
 			move()
-			c1, b1 := brokertest.CPUTime()
-			c, br := brokertest.CPUPerMessage(c0, b0, c1, b1, n)
+			c1, b1 := benchtest.CPUTime()
+			c, br := benchtest.CPUPerMessage(c0, b0, c1, b1, n)
 			cpu[which].client = append(cpu[which].client, c)
 			cpu[which].broker = append(cpu[which].broker, br)
 		}
@@ -121,47 +122,47 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			_ = s.Close()
 			t.checkMoved(b, ch, "replay", t.originQ, n)
-			return brokertest.Rate(n, took)
+			return benchtest.Rate(n, took)
 		}
 		rawRun := func(int) float64 {
 			t.seed(b, t.parking, n)
 			var d time.Duration
 			costed(1, func() {
-				d = brokertest.RawPipelinedMove(b, t.parking, t.originEx, t.originKey, n, rawMovePrefetch, replay.DefaultWindow)
+				d = benchtest.RawPipelinedMove(b, t.parking, t.originEx, t.originKey, n, rawMovePrefetch, replay.DefaultWindow)
 			})
 			t.checkMoved(b, ch, "raw move", t.originQ, n)
-			return brokertest.Rate(n, d)
+			return benchtest.Rate(n, d)
 		}
 		shovelRun := func(int) float64 {
 			t.seed(b, t.parking, n)
 			var d time.Duration
-			costed(2, func() { d = brokertest.ShovelMove(b, t.parking, moved, n) })
+			costed(2, func() { d = benchtest.ShovelMove(b, t.parking, moved, n) })
 			t.checkMoved(b, ch, "shovel move", moved, n)
-			return brokertest.Rate(n, d)
+			return benchtest.Rate(n, d)
 		}
 		// The naive loop moves a smaller count (see naiveCount).
 		nn := min(naiveCount, n)
 		naiveRun := func(int) float64 {
 			t.seed(b, t.parking, nn)
-			d := brokertest.NaiveMove(b, t.parking, t.originEx, t.originKey, nn)
+			d := benchtest.NaiveMove(b, t.parking, t.originEx, t.originKey, nn)
 			t.checkMoved(b, ch, "naive move", t.originQ, nn)
-			return brokertest.Rate(nn, d)
+			return benchtest.Rate(nn, d)
 		}
-		r := brokertest.AlternateAll(b, rounds, replayRun, rawRun, shovelRun, naiveRun)
-		brokertest.BenchLine(b, queues.Name("replay-vs-raw-pipelined-move", fmt.Sprintf("window %d", replay.DefaultWindow), fmt.Sprintf("prefetch %d", rawMovePrefetch)), n, r[0], "")
-		brokertest.BenchLine(b, queues.Name("replay-vs-shovel"), n, r[1], "")
-		brokertest.BenchLine(b, queues.Name("replay-vs-naive", fmt.Sprint(nn)), n, r[2], "")
+		r := benchtest.AlternateAll(b, rounds, replayRun, rawRun, shovelRun, naiveRun)
+		benchtest.BenchLine(b, queues.Name("replay-vs-raw-pipelined-move", fmt.Sprintf("window %d", replay.DefaultWindow), fmt.Sprintf("prefetch %d", rawMovePrefetch)), n, r[0], "")
+		benchtest.BenchLine(b, queues.Name("replay-vs-shovel"), n, r[1], "")
+		benchtest.BenchLine(b, queues.Name("replay-vs-naive", fmt.Sprint(nn)), n, r[2], "")
 		queues.Note("replay: the parking lot, its origin and the shovel's destination")
 		if t.returned != nil {
-			brokertest.BenchNote("replay: moved messages back in the parking lot after the move's channels closed (then purged): replay %v, raw move %v, shovel %v, naive %v",
+			benchtest.BenchNote("replay: moved messages back in the parking lot after the move's channels closed (then purged): replay %v, raw move %v, shovel %v, naive %v",
 				returned["replay"], returned["raw move"], returned["shovel move"], returned["naive move"])
 		}
-		brokertest.BenchNote("replay: replay %s msg/s; raw move %s; shovel %s; naive %s",
-			brokertest.RoundFigures(r[0].Measured), brokertest.RoundFigures(r[0].Baseline),
-			brokertest.RoundFigures(r[1].Baseline), brokertest.RoundFigures(r[2].Baseline))
-		brokertest.BenchNote("replay: CPU µs a message, client: replay %s, raw move %s; broker ($PARKINGLOT_BENCH_BROKER_PID, -1: not set): replay %s, raw move %s, shovel %s",
-			brokertest.RoundFigures(cpu[0].client), brokertest.RoundFigures(cpu[1].client),
-			brokertest.RoundFigures(cpu[0].broker), brokertest.RoundFigures(cpu[1].broker), brokertest.RoundFigures(cpu[2].broker))
+		benchtest.BenchNote("replay: replay %s msg/s; raw move %s; shovel %s; naive %s",
+			benchtest.RoundFigures(r[0].Measured), benchtest.RoundFigures(r[0].Baseline),
+			benchtest.RoundFigures(r[1].Baseline), benchtest.RoundFigures(r[2].Baseline))
+		benchtest.BenchNote("replay: CPU µs a message, client: replay %s, raw move %s; broker ($PARKINGLOT_BENCH_BROKER_PID, -1: not set): replay %s, raw move %s, shovel %s",
+			benchtest.RoundFigures(cpu[0].client), benchtest.RoundFigures(cpu[1].client),
+			benchtest.RoundFigures(cpu[0].broker), benchtest.RoundFigures(cpu[1].broker), benchtest.RoundFigures(cpu[2].broker))
 	}
 }
 
@@ -177,8 +178,8 @@ func (t benchTopology) checkMoved(b *testing.B, ch *amqp.Channel, what, queue st
 	brokertest.WaitDepth(b, queue, n, time.Minute)
 	if t.returned != nil {
 		// On quorum queues, deliveries acked just before their channel
-		// closed may come back (brokertest.Returned): counted, purged.
-		t.returned(what, brokertest.Returned(b, ch, t.parking, time.Second))
+		// closed may come back (benchtest.Returned): counted, purged.
+		t.returned(what, benchtest.Returned(b, ch, t.parking, time.Second))
 	} else if d := brokertest.Depth(b, ch, t.parking); d != 0 {
 		b.Fatalf("parking lot holds %d after the %s", d, what)
 	}
@@ -276,34 +277,33 @@ func vmHWM(t testing.TB) int64 {
 // raw, first page < 200 ms, RSS < 200 MB; the budget lines' ratio is used
 // / budget (below 1.00 meets it).
 func BenchmarkBrowse(b *testing.B) {
-	benchBrowse(b, brokertest.BenchCount(b, 100_000), "", 200)
+	benchBrowse(b, benchtest.BenchCount(b, 100_000), "", 200)
 }
 
 // BenchmarkBrowseBig is BenchmarkBrowse on the 1,000,000-message parking
 // lot of the 1M lines (run with PARKINGLOT_BENCH_BIG=1; see
-// brokertest.BigBenchCount for the count), with the budgets: first
+// benchtest.BigBenchCount for the count), with the budgets: first
 // page < 200 ms, peak RSS < 300 MB, scan ≥ 0.9× the raw hold.
 func BenchmarkBrowseBig(b *testing.B) {
-	n := brokertest.BigBenchCount(b)
-	benchBrowse(b, n, brokertest.CountLabel(n)+"-", 300)
+	n := benchtest.BigBenchCount(b)
+	benchBrowse(b, n, benchtest.CountLabel(n)+"-", 300)
 }
 
 // benchBrowse is BenchmarkBrowse on n messages; label goes into the
 // figures lines' names ("" for the 100k lines, "1M-" for the big ones).
 func benchBrowse(b *testing.B, n int, label string, rssBudgetMB float64) {
-	rounds := brokertest.BenchRounds(b)
+	rounds := benchtest.BenchRounds(b)
 	ch := brokertest.Channel(b)
 	t := declareBenchTopology(b, ch)
 	t.seed(b, t.parking, n)
-	bin := brokertest.Binary(b)
-	settle := brokertest.GiveBackWithin(n)
+	settle := benchtest.GiveBackWithin(n)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
 		var firstPage, rss, maxRSS, groups, rawScan []float64
 		browseRun := func(int) float64 {
 			out := filepath.Join(b.TempDir(), "browse.json")
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrowseChild$", "-test.bench", "^$", "-test.count", "1")
-			cmd.Env = append(os.Environ(), browseChildEnv+"="+t.parking, browseOutEnv+"="+out, "PARKINGLOT_BIN="+bin)
+			cmd.Env = append(os.Environ(), browseChildEnv+"="+t.parking, browseOutEnv+"="+out)
 			b.StartTimer()
 			outText, err := cmd.CombinedOutput()
 			b.StopTimer()
@@ -330,20 +330,20 @@ func benchBrowse(b *testing.B, n int, label string, rssBudgetMB float64) {
 			rss = append(rss, float64(fig.HWMKiB)/1024)
 			groups = append(groups, float64(fig.Groups))
 			brokertest.WaitDepth(b, t.parking, n, settle)
-			return brokertest.Rate(n, time.Duration(fig.ScanMS*float64(time.Millisecond)))
+			return benchtest.Rate(n, time.Duration(fig.ScanMS*float64(time.Millisecond)))
 		}
 		rawRun := func(int) float64 {
-			scan, total := brokertest.RawHoldBrowse(b, t.parking, n)
+			scan, total := benchtest.RawHoldBrowse(b, t.parking, n)
 			brokertest.WaitDepth(b, t.parking, n, settle)
-			rawScan = append(rawScan, brokertest.Rate(n, scan))
-			return brokertest.Rate(n, total)
+			rawScan = append(rawScan, benchtest.Rate(n, scan))
+			return benchtest.Rate(n, total)
 		}
-		r := brokertest.Alternate(b, rounds, browseRun, rawRun)
-		brokertest.BenchLine(b, "browse-"+label+"scan-vs-raw-hold", n, r, "")
-		brokertest.BenchLine(b, "browse-"+label+"first-page-vs-200ms-budget", 50, brokertest.Budget(firstPage, 200), "ms")
-		brokertest.BenchLine(b, fmt.Sprintf("browse-%speak-rss-vs-%.0fMB-budget", label, rssBudgetMB), n, brokertest.Budget(rss, rssBudgetMB), "MB")
-		brokertest.BenchNote("browse %s: scan %s msg/s; raw hold %s msg/s with the give-back, %s without; first page %s ms; VmHWM %s MB, ru_maxrss %s MB; %s error groups",
-			brokertest.CountLabel(n), brokertest.RoundFigures(r.Measured), brokertest.RoundFigures(r.Baseline), brokertest.RoundFigures(rawScan),
-			brokertest.RoundFigures(firstPage), brokertest.RoundFigures(rss), brokertest.RoundFigures(maxRSS), brokertest.RoundFigures(groups))
+		r := benchtest.Alternate(b, rounds, browseRun, rawRun)
+		benchtest.BenchLine(b, "browse-"+label+"scan-vs-raw-hold", n, r, "")
+		benchtest.BenchLine(b, "browse-"+label+"first-page-vs-200ms-budget", 50, benchtest.Budget(firstPage, 200), "ms")
+		benchtest.BenchLine(b, fmt.Sprintf("browse-%speak-rss-vs-%.0fMB-budget", label, rssBudgetMB), n, benchtest.Budget(rss, rssBudgetMB), "MB")
+		benchtest.BenchNote("browse %s: scan %s msg/s; raw hold %s msg/s with the give-back, %s without; first page %s ms; VmHWM %s MB, ru_maxrss %s MB; %s error groups",
+			benchtest.CountLabel(n), benchtest.RoundFigures(r.Measured), benchtest.RoundFigures(r.Baseline), benchtest.RoundFigures(rawScan),
+			benchtest.RoundFigures(firstPage), benchtest.RoundFigures(rss), benchtest.RoundFigures(maxRSS), benchtest.RoundFigures(groups))
 	}
 }

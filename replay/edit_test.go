@@ -3,67 +3,60 @@
 package replay_test
 
 import (
+	"errors"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
-// editorScript writes a shell script that replaces the edited file with
-// body, standing in for $EDITOR.
-func editorScript(t *testing.T, body string) string {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "body")
-	if err := os.WriteFile(src, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "editor.sh")
-	script := "#!/bin/sh\ncat '" + src + "' > \"$1\"\n"
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 type editFixture struct {
-	ch          *amqp.Channel
-	q, dst, tmp string
-	c           *cli
+	ch     *amqp.Channel
+	q, dst string
+	s      *replay.Session
 }
 
-func newEditFixture(t *testing.T, editor string) editFixture {
+func newEditFixture(t *testing.T) editFixture {
 	ch := brokertest.Channel(t)
-	f := editFixture{ch: ch, q: brokertest.Name(t, "dlq"), dst: brokertest.Name(t, "dst"), tmp: t.TempDir(), c: newCLI(t)}
+	s, _ := openSession(t, replay.Config{})
+	f := editFixture{ch: ch, q: brokertest.Name(t, "dlq"), dst: brokertest.Name(t, "dst"), s: s}
 	brokertest.DeclareQueue(t, ch, f.q, nil)
 	brokertest.DeclareQueue(t, ch, f.dst, nil)
 	brokertest.Publish(t, ch, "", f.q, amqp.Publishing{MessageId: "order-7", ContentType: "application/json",
 		Body: []byte(`{"amount":"12,50"}`), Headers: amqp.Table{"x-last-error": "amount is not a number", "x-original-exchange": "", "x-original-routing-key": f.dst}})
-	f.c.Env = append(f.c.Env, "TMPDIR="+f.tmp, "VISUAL=", "EDITOR="+editor)
 	return f
 }
 
-// tmpEmpty asserts the edit file was removed.
-func (f editFixture) tmpEmpty(t *testing.T) {
+// edit writes body to a draft of order-7, as an editor would, and
+// finishes the edit; the draft's file is gone after it.
+func (f editFixture) edit(t *testing.T, body string) (replay.Result, error) {
 	t.Helper()
-	entries, _ := os.ReadDir(f.tmp)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "parkinglot-edit-") {
-			t.Errorf("edit file %s left behind", e.Name())
-		}
+	ctx := testCtx(t, 30*time.Second)
+	d, err := f.s.PrepareEdit(ctx, f.q, "order-7")
+	if err != nil {
+		t.Fatalf("prepare edit: %v", err)
 	}
+	if err := os.WriteFile(d.Path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.s.FinishEdit(ctx, d, replay.Options{})
+	if _, serr := os.Stat(d.Path); !os.IsNotExist(serr) {
+		t.Errorf("edit file %s left behind", d.Path)
+	}
+	return res, err
 }
 
-func TestEditWithScriptedEditorReplaysEditedBody(t *testing.T) {
-	f := newEditFixture(t, editorScript(t, `{"amount":12.5}`))
-	r := f.c.must(0, "", "edit", f.q, "order-7", "--yes")
-	if !strings.Contains(r.stdout, "replayed 1 message") {
-		t.Errorf("edit output %q", r.stdout)
+// An edited body is replayed to the origin, audited as an edit. (ui/cli
+// tests the editor and what `edit` prints.)
+func TestEditReplaysEditedBody(t *testing.T) {
+	f := newEditFixture(t)
+	res, err := f.edit(t, `{"amount":12.5}`)
+	if err != nil || res.Done != 1 {
+		t.Fatalf("edit: %v, done %d", err, res.Done)
 	}
 	got := drainAll(t, f.ch, f.dst, 1)
 	if len(got) != 1 {
@@ -71,46 +64,22 @@ func TestEditWithScriptedEditorReplaysEditedBody(t *testing.T) {
 	}
 	assertReplayed(t, got[0], "order-7", []byte(`{"amount":12.5}`))
 	brokertest.WaitDepth(t, f.q, 0, 15*time.Second)
-	f.tmpEmpty(t)
-	es := auditEntries(t, f.c.audit)
+	es := auditEntries(t, f.s.AuditPath)
 	if len(es) != 1 || es[0].Action != "edit" || es[0].Result != "ok" || es[0].MessageID != "order-7" {
 		t.Errorf("audit %+v: want one edit entry", es)
 	}
 }
 
+// A body invalid for its content type is ErrInvalidBody: nothing sent,
+// the message still parked.
 func TestEditRefusesInvalidJSONNothingSent(t *testing.T) {
-	f := newEditFixture(t, editorScript(t, `{"amount": 12.5,`))
-	r := f.c.must(1, "", "edit", f.q, "order-7", "--yes")
-	if !strings.Contains(r.stderr, "not valid JSON") || !strings.Contains(r.stderr, "line 1, column") || !strings.Contains(r.stderr, "still parked") {
-		t.Errorf("stderr %q: want the JSON error with its position", r.stderr)
+	f := newEditFixture(t)
+	_, err := f.edit(t, `{"amount": 12.5,`)
+	if !errors.Is(err, replay.ErrInvalidBody) {
+		t.Errorf("edit: %v, want ErrInvalidBody", err)
 	}
 	brokertest.WaitDepth(t, f.q, 1, 15*time.Second)
 	if n := brokertest.Depth(t, f.ch, f.dst); n != 0 {
 		t.Fatalf("an invalid edit sent %d messages", n)
-	}
-	f.tmpEmpty(t)
-}
-
-func TestEditEditorMissingOrFailingChangesNothing(t *testing.T) {
-	for _, tc := range []struct{ name, editor, want string }{
-		{"unset-no-terminal-refuses-vi", "", "set $VISUAL or $EDITOR"}, // no vi fallback without a terminal (nor vi on this PATH)
-		{"not-found", "/nonexistent/editor", `editor "/nonexistent/editor" not found`},
-		{"exits-1", "false", "exited with status 1"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newEditFixture(t, tc.editor)
-			if tc.editor == "" {
-				f.c.Env = append(f.c.Env, "PATH="+t.TempDir())
-			}
-			r := f.c.must(1, "", "edit", f.q, "order-7", "--yes")
-			if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "nothing changed") {
-				t.Errorf("stderr %q: want %q and nothing changed", r.stderr, tc.want)
-			}
-			brokertest.WaitDepth(t, f.q, 1, 15*time.Second)
-			if n := brokertest.Depth(t, f.ch, f.dst); n != 0 {
-				t.Fatalf("sent %d messages", n)
-			}
-			f.tmpEmpty(t)
-		})
 	}
 }

@@ -4,6 +4,8 @@ package replay_test
 
 import (
 	"errors"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +26,9 @@ func parkPlain(t testing.TB, ch *amqp.Channel, queue string, n int) {
 }
 
 // An exchange with no binding for the key: every copy comes back as
-// basic.return, nothing is removed, exit 3 with one line per message.
-func TestReplayUnroutableLeavesMessagesParkedExit3(t *testing.T) {
+// basic.return, nothing is removed, each message not done as unroutable
+// (the CLI exits 3 with a line each; ui/cli tests that).
+func TestReplayUnroutableLeavesMessagesParked(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
 	ex := brokertest.Name(t, "nobody.bound")
@@ -33,22 +36,26 @@ func TestReplayUnroutableLeavesMessagesParkedExit3(t *testing.T) {
 	brokertest.DeclareExchange(t, ch, ex, "direct")
 	parkPlain(t, ch, q, 3)
 
-	c := newCLI(t)
-	r := c.must(3, "", "replay", q, "--all", "--to", ex+":nowhere", "--yes")
-	for i := range 3 {
-		if !strings.Contains(r.stdout, "not done: "+idOf(i)+": ") || !strings.Contains(r.stdout, "unroutable") {
-			t.Errorf("output lacks the unroutable line for %s:\n%s", idOf(i), r.stdout)
+	s, _ := openSession(t, replay.Config{})
+	res, err := s.Replay(testCtx(t, 60*time.Second), replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest(ex, "nowhere")})
+	if err != nil || !errors.Is(res.Err(), replay.ErrNotAllDone) || res.Failed != 3 || len(res.Failures) != 3 {
+		t.Fatalf("replay: %v, result %+v: want 3 not done", err, res)
+	}
+	for i, f := range res.Failures {
+		if f.ID != idOf(i) || !strings.Contains(f.Err, "unroutable") {
+			t.Errorf("failure %+v: want %s unroutable", f, idOf(i))
 		}
 	}
 	brokertest.WaitDepth(t, q, 3, 15*time.Second)
-	for _, e := range auditEntries(t, c.audit) {
+	for _, e := range auditEntries(t, s.AuditPath) {
 		if e.Result != "unroutable" {
 			t.Errorf("audit entry %+v: want result unroutable", e)
 		}
 	}
 }
 
-// A missing exchange is one clear line per message and loses nothing.
+// A missing exchange is one clear reason per message, not the broker's
+// raw error, and loses nothing.
 func TestReplayMissingExchangeIsClearAndLosesNothing(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
@@ -56,20 +63,22 @@ func TestReplayMissingExchangeIsClearAndLosesNothing(t *testing.T) {
 	parkPlain(t, ch, q, 2)
 	missing := brokertest.Name(t, "no.such.exchange")
 
-	c := newCLI(t)
-	r := c.must(3, "", "replay", q, "--all", "--to", missing+":rk", "--yes")
-	want := `exchange "` + missing + `" does not exist in vhost "/"`
-	if strings.Count(r.stdout, want) != 2 {
-		t.Errorf("want %q once per message:\n%s", want, r.stdout)
+	s, _ := openSession(t, replay.Config{})
+	res, err := s.Replay(testCtx(t, 60*time.Second), replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest(missing, "rk")})
+	if err != nil || res.Failed != 2 || len(res.Failures) != 2 {
+		t.Fatalf("replay: %v, result %+v: want 2 not done", err, res)
 	}
-	if strings.Contains(r.stdout+r.stderr, "Exception") || strings.Contains(r.stdout+r.stderr, "NOT_FOUND") {
-		t.Errorf("raw broker error shown:\n%s%s", r.stdout, r.stderr)
+	want := `exchange "` + missing + `" does not exist in vhost "/"`
+	for _, f := range res.Failures {
+		if !strings.Contains(f.Err, want) || strings.Contains(f.Err, "Exception") || strings.Contains(f.Err, "NOT_FOUND") {
+			t.Errorf("failure %+v: want %q, not the broker's raw error", f, want)
+		}
 	}
 	brokertest.WaitDepth(t, q, 2, 15*time.Second)
 }
 
 // A destination queue that refuses publishes (full, reject-publish): the
-// broker nacks, the message stays parked, exit 3.
+// broker nacks, the message stays parked.
 func TestReplayNackedByFullQueueStaysParked(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
@@ -94,52 +103,33 @@ func TestReplayNackedByFullQueueStaysParked(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, q, 2, 15*time.Second)
 	brokertest.WaitDepth(t, full, 1, 15*time.Second)
-
-	c := newCLI(t)
-	c.must(3, "", "replay", q, "--all", "--to", ":"+full, "--yes")
-	brokertest.WaitDepth(t, q, 2, 15*time.Second)
 }
 
-func TestReplayMissingQueueIsOneLine(t *testing.T) {
-	c := newCLI(t)
+// Every command's engine call on a queue that is not there is
+// broker.ErrNotFound, saying which queue in which vhost.
+func TestMissingQueueIsNotFound(t *testing.T) {
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 60*time.Second)
 	q := brokertest.Name(t, "absent")
-	for _, args := range [][]string{{"list", q}, {"show", q, "x"}, {"replay", q, "--all", "--yes"}, {"delete", q, "--all", "--yes"}, {"export", q}} {
-		r := c.must(1, "", args...)
-		want := `parkinglot: no queue "` + q + `" in vhost "/"`
-		if strings.TrimSpace(r.stderr) != want {
-			t.Errorf("%v: stderr %q, want %q", args, r.stderr, want)
-		}
-	}
-}
-
-func TestCLIUsageErrorsExit2(t *testing.T) {
-	c := newCLI(t)
-	q := brokertest.Name(t, "any")
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"replay", q, "--yes"}, "choose the messages with --id, --all or --filter"},
-		{[]string{"replay", q, "--all", "--id", "x", "--yes"}, "mutually exclusive"},
-		{[]string{"replay", q, "--all", "--filter", "true", "--yes"}, "mutually exclusive"},
-		{[]string{"replay", q, "--all", "--to", "no-colon", "--yes"}, "want EXCHANGE:ROUTING_KEY"},
-		{[]string{"replay", q, "--all", "--to", "a:b", "--target", "queue", "--yes"}, "give one"},
-		{[]string{"replay", q, "--all", "--target", "elsewhere", "--yes"}, "use origin or queue"},
-		{[]string{"list", q, "--filter", "error =="}, "bad filter"},
-		{[]string{"list", q, "--filter", "nosuchfield > 3"}, "unknown name nosuchfield"},
-		{[]string{"delete", q, "--yes"}, "choose the messages"},
-		{[]string{"export", q, "--remove"}, "--remove needs --file"},
-		{[]string{"show", q}, "accepts 2 arg(s)"},
+	want := `no queue "` + q + `" in vhost "/"`
+	all := replay.Selector{All: true}
+	for what, call := range map[string]func() error{
+		"browse": func() error { _, err := s.Browse(ctx, replay.BrowseOptions{Queue: q}); return err },
+		"find":   func() error { _, _, err := s.Find(ctx, q, "x"); return err },
+		"replay": func() error { _, err := s.Replay(ctx, replay.Options{Queue: q, Select: all}); return err },
+		"delete": func() error { _, err := s.Delete(ctx, replay.DeleteOptions{Queue: q, Select: all}); return err },
+		"export": func() error { _, err := s.Export(ctx, replay.ExportOptions{Queue: q, Out: io.Discard}); return err },
 	} {
-		r := c.must(2, "", tc.args...)
-		if !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
-			t.Errorf("%v: stderr %q, want one line with %q", tc.args, r.stderr, tc.want)
+		if err := call(); !errors.Is(err, broker.ErrNotFound) || err.Error() != want {
+			t.Errorf("%s: %v, want %q", what, err, want)
 		}
 	}
 }
 
-// Without the management API the commands that can work do, and say what
-// is missing: the route preview is unavailable, queues needs it.
+// Without the management API what can work does, and says what is
+// missing: the browse says why, the route preview is unavailable, the
+// replay works, the queue list needs it. (ui/cli tests what the commands
+// print.)
 func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
@@ -147,20 +137,30 @@ func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
 	brokertest.DeclareQueue(t, ch, q, nil)
 	brokertest.DeclareQueue(t, ch, dst, nil)
 	parkPlain(t, ch, q, 2)
-	c := newCLI(t)
-	c.Env = append(c.Env, "PARKINGLOT_MANAGEMENT_URL=http://guest:guest@127.0.0.1:1")
-	r := c.must(0, "", "list", q)
-	if !strings.Contains(r.stdout, idOf(1)) || !strings.Contains(r.stderr, "management API unavailable") {
-		t.Errorf("list without the API:\n%s\n%s", r.stdout, r.stderr)
+	ctx := testCtx(t, 60*time.Second)
+	conn := testConnection()
+	conn.ManagementURL = "http://guest:guest@127.0.0.1:1"
+	s, err := replay.Open(ctx, conn, replay.Config{}, brokertest.Name(t, ""), nil)
+	if err != nil {
+		t.Fatalf("open session: %v", err)
 	}
-	r = c.must(0, "", "replay", q, "--all", "--to", ":"+dst, "--dry-run")
-	if !strings.Contains(r.stdout, "route preview unavailable") || strings.Contains(r.stdout+r.stderr, "guest:guest") {
-		t.Errorf("dry run without the API:\n%s\n%s", r.stdout, r.stderr)
+	s.AuditPath = filepath.Join(t.TempDir(), "audit.jsonl")
+	defer s.Close()
+
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: q})
+	if err != nil || len(b.Summaries) != 2 || b.Summaries[1].ID != idOf(1) || !errors.Is(b.Management, broker.ErrNoManagement) {
+		t.Fatalf("browse without the API: %v, %d listed, management %v", err, len(b.Summaries), b.Management)
 	}
-	c.must(0, "", "replay", q, "--all", "--to", ":"+dst, "--yes")
+	plan, err := s.Plan(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst)})
+	if err != nil || len(plan.Routes) != 1 || !strings.Contains(plan.Routes[0].Err, "route preview unavailable") || strings.Contains(plan.Routes[0].Err, "guest:guest") {
+		t.Fatalf("plan without the API: %v, routes %+v", err, plan.Routes)
+	}
+	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst)})
+	if err != nil || res.Done != 2 {
+		t.Fatalf("replay without the API: %v, %+v", err, res)
+	}
 	brokertest.WaitDepth(t, dst, 2, 15*time.Second)
-	r = c.must(1, "", "queues")
-	if !strings.Contains(r.stderr, "management API unavailable") {
-		t.Errorf("queues without the API: %q", r.stderr)
+	if _, err := s.Queues(ctx); !errors.Is(err, broker.ErrNoManagement) {
+		t.Errorf("queues without the API: %v, want ErrNoManagement", err)
 	}
 }

@@ -184,50 +184,6 @@ func assertReplayed(t testing.TB, d amqp.Delivery, id string, body []byte) {
 	}
 }
 
-// cli runs the real binary against the test broker with a private config
-// directory and audit log.
-type cli struct {
-	*brokertest.CLI
-	t     testing.TB
-	audit string
-}
-
-func newCLI(t testing.TB) *cli {
-	dir := t.TempDir()
-	audit := filepath.Join(dir, "audit.jsonl")
-	return &cli{t: t, audit: audit, CLI: brokertest.NewCLI(t,
-		"PARKINGLOT_AUDIT_LOG="+audit,
-		"PARKINGLOT_CONNECTION_NAME="+brokertest.Name(t, ""),
-		"XDG_CONFIG_HOME="+dir,
-		"XDG_STATE_HOME="+dir,
-	)}
-}
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-func (c *cli) run(stdin string, args ...string) cliResult {
-	c.t.Helper()
-	r := c.Run(stdin, args...)
-	res := cliResult{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
-	if strings.Contains(res.stdout+res.stderr, "panic:") {
-		c.t.Fatalf("parkinglot %v panicked:\n%s", args, res.stderr)
-	}
-	return res
-}
-
-// must runs and fails the test unless the exit status is want.
-func (c *cli) must(want int, stdin string, args ...string) cliResult {
-	c.t.Helper()
-	r := c.run(stdin, args...)
-	if r.code != want {
-		c.t.Fatalf("parkinglot %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
-	}
-	return r
-}
-
 // auditEntries reads an audit log.
 func auditEntries(t testing.TB, path string) []replay.AuditEntry {
 	t.Helper()

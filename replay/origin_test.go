@@ -3,10 +3,7 @@
 package replay_test
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,9 +75,9 @@ func TestReplaySeed1ViaOriginalHeaders(t *testing.T) {
 	brokertest.WaitDepth(t, s1.parking, 0, 15*time.Second)
 }
 
-// The config's per-parking-lot default wins over the headers, through
-// the CLI.
-func TestReplaySeed1ViaConfigDefaultCLI(t *testing.T) {
+// The config's per-parking-lot default wins over the headers. (ui/cli's
+// TestReplayConfigDefault reads it from the config file.)
+func TestReplaySeed1ViaConfigDefault(t *testing.T) {
 	ch := brokertest.Channel(t)
 	s1 := declareSeed1(t, ch)
 	s1.park(t, ch, "pay-3", []byte(`{"payment":3}`), false)
@@ -91,14 +88,10 @@ func TestReplaySeed1ViaConfigDefaultCLI(t *testing.T) {
 	brokertest.DeclareExchange(t, ch, otherEx, "direct")
 	bind(t, ch, other, otherEx, "audit")
 
-	c := newCLI(t)
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("parking_lots:\n  "+s1.parking+":\n    to: "+otherEx+":audit\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := c.must(0, "", "--config", cfg, "replay", s1.parking, "--all", "--yes")
-	if !strings.Contains(r.stdout, "replayed 1 message") {
-		t.Errorf("output %q: want a count line", r.stdout)
+	s, _ := openSession(t, replay.Config{ParkingLots: map[string]replay.ParkingLot{s1.parking: {To: otherEx + ":audit"}}})
+	res, err := s.Replay(testCtx(t, 60*time.Second), replay.Options{Queue: s1.parking, Select: replay.Selector{All: true}})
+	if err != nil || res.Done != 1 {
+		t.Fatalf("replay: %v %+v", err, res)
 	}
 	got := drainAll(t, ch, other, 1)
 	if len(got) != 1 {
@@ -159,25 +152,29 @@ func TestReplaySeed2GoesBackToFirstDeathExchangeAndKey(t *testing.T) {
 }
 
 // A message nothing says the origin of is refused with the contract's
-// sentence, never sent somewhere guessed.
+// sentence, never sent somewhere guessed. (ui/cli tests the exit 3 and
+// the lines.)
 func TestReplayRefusesUnknownOrigin(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
 	brokertest.DeclareQueue(t, ch, q, nil)
 	brokertest.Publish(t, ch, "", q, amqp.Publishing{MessageId: "lost-1", Body: []byte("x")})
-	c := newCLI(t)
-	r := c.must(3, "", "replay", q, "--all", "--yes")
-	if !strings.Contains(r.stdout, "lost-1: "+retrycore.ErrUnknownOrigin.Error()) {
-		t.Errorf("output %q: want the refusal sentence for lost-1", r.stdout)
+	s, _ := openSession(t, replay.Config{})
+	res, err := s.Replay(testCtx(t, 60*time.Second), replay.Options{Queue: q, Select: replay.Selector{All: true}})
+	if err != nil || !errors.Is(res.Err(), replay.ErrNotAllDone) || len(res.Failures) != 1 {
+		t.Fatalf("replay: %v, %+v: want lost-1 refused", err, res)
+	}
+	if f := res.Failures[0]; f.ID != "lost-1" || !strings.HasPrefix(f.Err, retrycore.ErrUnknownOrigin.Error()) || f.Code != replay.CodeUnknownOrigin {
+		t.Errorf("failure %+v: want the refusal sentence for lost-1", f)
 	}
 	brokertest.WaitDepth(t, q, 1, 15*time.Second)
 }
 
 // TestManyRefusalsAreCountedNotListed: a parking lot where no message says
-// its origin is refused whole, however large, with the lists bounded: the
-// plan on a terminal lists the first 50 and counts the rest, -o json lists
-// every one, and the run lists the first MaxListedFailures and counts the
-// rest. Nothing leaves the queue.
+// its origin is refused whole, however large, with the lists bounded:
+// Plan lists every refusal, PlanEach and the run the first
+// MaxListedFailures, all counting every one. Nothing leaves the queue.
+// (ui/cli tests how the plan and the run print them.)
 func TestManyRefusalsAreCountedNotListed(t *testing.T) {
 	const n = replay.MaxListedFailures + 150
 	ch := brokertest.Channel(t)
@@ -187,38 +184,24 @@ func TestManyRefusalsAreCountedNotListed(t *testing.T) {
 		return amqp.Publishing{MessageId: idOf(i), Body: []byte("x")}
 	})
 	brokertest.WaitDepth(t, q, n, 15*time.Second)
-	c := newCLI(t)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 2*time.Minute)
+	o := replay.Options{Queue: q, Select: replay.Selector{All: true}}
 
-	plan := c.must(3, "", "replay", q, "--all", "--dry-run")
-	if want := fmt.Sprintf("0 message(s) in %s to replay, %d refused", q, n); !strings.Contains(plan.stdout, want) {
-		t.Errorf("plan %q: want %q", plan.stdout, want)
+	all, err := s.Plan(ctx, o)
+	if err != nil || all.Chosen != 0 || all.RefusedCount != n || len(all.Refused) != n || all.Refused[n-1].Err == "" {
+		t.Fatalf("Plan: %v, chosen %d, refused %d, listed %d; want none chosen and all %d refused with their reason", err, all.Chosen, all.RefusedCount, len(all.Refused), n)
 	}
-	if got := strings.Count(plan.stdout, "  refused "); got != 50 {
-		t.Errorf("plan lists %d refusals, want the first 50", got)
+	each, err := s.PlanEach(ctx, o, replay.PlanSink{})
+	if err != nil || each.RefusedCount != n || len(each.Refused) != replay.MaxListedFailures {
+		t.Fatalf("PlanEach: %v, refused %d, listed %d; want %d and %d listed", err, each.RefusedCount, len(each.Refused), n, replay.MaxListedFailures)
 	}
-	if want := fmt.Sprintf("… and %d more refused", n-50); !strings.Contains(plan.stdout, want) {
-		t.Errorf("plan %q: want %q", plan.stdout, want)
+	res, err := s.Replay(ctx, o)
+	if err != nil || res.Done != 0 || res.Failed != n || len(res.Failures) != replay.MaxListedFailures {
+		t.Fatalf("replay: %v, done %d, failed %d, listed %d; want %d failed, %d listed", err, res.Done, res.Failed, len(res.Failures), n, replay.MaxListedFailures)
 	}
-
-	js := c.must(3, "", "replay", q, "--all", "--dry-run", "-o", "json")
-	first, _, _ := strings.Cut(js.stdout, "\n")
-	var p replay.Plan
-	if err := json.Unmarshal([]byte(first), &p); err != nil {
-		t.Fatalf("plan line %q: %v", first, err)
-	}
-	if len(p.Refused) != n || p.Refused[n-1].Err == "" {
-		t.Errorf("-o json plan lists %d refusals, want all %d with their reason", len(p.Refused), n)
-	}
-
-	run := c.must(3, "", "replay", q, "--all", "--yes")
-	if got := strings.Count(run.stdout, "not done: "); got != replay.MaxListedFailures {
-		t.Errorf("result lists %d failures, want the first %d", got, replay.MaxListedFailures)
-	}
-	if want := fmt.Sprintf("… and %d more not done", n-replay.MaxListedFailures); !strings.Contains(run.stdout, want) {
-		t.Errorf("result %q: want %q", run.stdout, want)
-	}
-	if !strings.Contains(run.stderr, retrycore.ErrUnknownOrigin.Error()) {
-		t.Errorf("error line %q: want the one reason", run.stderr)
+	if !strings.Contains(res.Err().Error(), retrycore.ErrUnknownOrigin.Error()) {
+		t.Errorf("result error %q: want the one reason", res.Err())
 	}
 	brokertest.WaitDepth(t, q, n, 15*time.Second)
 }

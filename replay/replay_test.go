@@ -3,7 +3,6 @@
 package replay_test
 
 import (
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 // --rate 50 on 200 messages: the limiter (burst 1) spaces the publishes,
@@ -40,34 +40,30 @@ func TestReplayRate50On200TakesAtLeast3_5s(t *testing.T) {
 	brokertest.WaitDepth(t, q, 0, 15*time.Second)
 }
 
-// A dry run prints what goes where (with the route preview) and changes
-// no queue depth.
+// A plan says what goes where, with the route preview, and changes no
+// queue depth. (ui/cli tests how the dry run prints it.)
 func TestDryRunChangesNoQueueDepth(t *testing.T) {
 	ch := brokertest.Channel(t)
 	s1 := declareSeed1(t, ch)
 	s1.park(t, ch, "pay-d1", []byte(`{"a":1}`), true)
 	s1.park(t, ch, "pay-d2", []byte(`{"a":2}`), true)
 
-	c := newCLI(t)
-	r := c.must(0, "", "replay", s1.parking, "--all", "--dry-run")
-	want := "2 → " + s1.mainEx + " / " + s1.mainKey + " → reaches " + s1.mainQ
-	if !strings.Contains(r.stdout, want) {
-		t.Errorf("dry run output lacks %q:\n%s", want, r.stdout)
+	s, _ := openSession(t, replay.Config{})
+	plan, err := s.Plan(testCtx(t, 30*time.Second), replay.Options{Queue: s1.parking, Select: replay.Selector{All: true}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(r.stdout, "pay-d1 → "+s1.mainEx+" → "+s1.mainKey) {
-		t.Errorf("dry run output lacks the per-message line:\n%s", r.stdout)
+	want := retrycore.Destination{Exchange: s1.mainEx, RoutingKey: s1.mainKey}
+	if len(plan.Routes) != 1 || plan.Routes[0].Destination != want || plan.Routes[0].Messages != 2 || strings.Join(plan.Routes[0].Queues, ",") != s1.mainQ {
+		t.Errorf("routes %+v: want 2 to %s reaching %s", plan.Routes, want, s1.mainQ)
+	}
+	if len(plan.Items) != 2 || plan.Items[0].ID != "pay-d1" || plan.Items[0].Destination != want {
+		t.Errorf("items %+v: want pay-d1 and pay-d2 to %s", plan.Items, want)
 	}
 	brokertest.WaitDepth(t, s1.parking, 2, 15*time.Second)
 	if n := brokertest.Depth(t, ch, s1.mainQ); n != 0 {
-		t.Fatalf("dry run sent %d messages", n)
+		t.Fatalf("a plan sent %d messages", n)
 	}
-	// -o json: the plan as one object.
-	r = c.must(0, "", "-o", "json", "replay", s1.parking, "--all", "--dry-run")
-	var plan replay.Plan
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &plan); err != nil || len(plan.Items) != 2 {
-		t.Fatalf("json plan %q: %v", r.stdout, err)
-	}
-	brokertest.WaitDepth(t, s1.parking, 2, 15*time.Second)
 }
 
 // The route preview warns when the origin reaches more queues than the one
@@ -99,14 +95,11 @@ func TestRoutePreviewWarnsAboutOtherQueuesAndTargetQueueAvoidsThem(t *testing.T)
 	if others := plan.Routes[0].OtherQueues(); len(others) != 1 || others[0] != theirs {
 		t.Fatalf("other queues %v, want [%s]", others, theirs)
 	}
-	// The command line names the flag that avoids them.
-	r := newCLI(t).must(0, "", "replay", q, "--all", "--dry-run")
-	if !strings.Contains(r.stdout, "— other consumers would get the messages again; --target queue sends them to "+mine+" alone\n") {
-		t.Fatalf("replay --dry-run does not name --target queue:\n%s", r.stdout)
-	}
-	r = newCLI(t).must(0, "", "replay", q, "--all", "--dry-run", "--target", "queue")
-	if !strings.Contains(r.stdout, "ev-1 → (default) → "+mine+"  (--target queue)\n") {
-		t.Fatalf("replay --dry-run --target queue does not say so:\n%s", r.stdout)
+	// TargetQueue sends to the queue it failed in. (ui/cli tests the flag
+	// the command line names.)
+	tq, err := s.Plan(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, Target: replay.TargetQueue})
+	if err != nil || len(tq.Items) != 1 || tq.Items[0].Source != replay.SourceTargetQueue || tq.Items[0].Destination != (retrycore.Destination{RoutingKey: mine}) {
+		t.Fatalf("plan with TargetQueue: %v, items %+v", err, tq.Items)
 	}
 	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, Target: replay.TargetQueue})
 	if err != nil || res.Done != 1 {
@@ -115,34 +108,6 @@ func TestRoutePreviewWarnsAboutOtherQueuesAndTargetQueueAvoidsThem(t *testing.T)
 	brokertest.WaitDepth(t, mine, 1, 15*time.Second)
 	if n := brokertest.Depth(t, ch, theirs); n != 0 {
 		t.Fatalf("--target queue reached %s too", theirs)
-	}
-}
-
-// Without a terminal and without --yes, a command that removes or sends
-// messages prints the plan, changes nothing and exits 2.
-func TestNoTerminalNoYesPrintsPlanChangesNothingExit2(t *testing.T) {
-	ch := brokertest.Channel(t)
-	q := brokertest.Name(t, "dlq")
-	dst := brokertest.Name(t, "dst")
-	brokertest.DeclareQueue(t, ch, q, nil)
-	brokertest.DeclareQueue(t, ch, dst, nil)
-	parkPlain(t, ch, q, 3)
-	c := newCLI(t)
-	exp := t.TempDir() + "/out.jsonl"
-	for _, args := range [][]string{
-		{"replay", q, "--all", "--to", ":" + dst},
-		{"delete", q, "--all"},
-		{"export", q, "--file", exp, "--remove"},
-		{"edit", q, idOf(0), "--to", ":" + dst},
-	} {
-		r := c.must(2, "", args...)
-		if !strings.Contains(r.stdout, idOf(0)) || !strings.Contains(r.stderr, "pass --yes") {
-			t.Errorf("%v: want the plan on stdout and the --yes hint on stderr:\n%s\n%s", args, r.stdout, r.stderr)
-		}
-		brokertest.WaitDepth(t, q, 3, 15*time.Second)
-		if n := brokertest.Depth(t, ch, dst); n != 0 {
-			t.Fatalf("%v sent %d messages", args, n)
-		}
 	}
 }
 
@@ -184,60 +149,48 @@ func TestLoopGuardReplayIntoItselfReplaysEachOnce(t *testing.T) {
 	}
 }
 
-// -o json prints one JSON object per line for list, show and replay.
+// The facts `list -o json`, `show -o json` and `replay -o json` print:
+// the origin and attempts of each summary, the deaths and typed headers of
+// a message, an event a message replayed. (ui/cli tests the lines.)
 func TestJSONOutputLinesParse(t *testing.T) {
 	ch := brokertest.Channel(t)
 	s1 := declareSeed1(t, ch)
 	s1.park(t, ch, "pay-j1", []byte(`{"j":1}`), false)
 	s1.park(t, ch, "pay-j2", []byte(`{"j":2}`), false)
-	c := newCLI(t)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 60*time.Second)
 
-	r := c.must(0, "", "-o", "json", "list", s1.parking)
-	lines := nonEmptyLines(r.stdout)
-	if len(lines) != 2 {
-		t.Fatalf("list -o json: %d lines, want 2:\n%s", len(lines), r.stdout)
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: s1.parking})
+	if err != nil || len(b.Summaries) != 2 {
+		t.Fatalf("browse: %v, %d summaries, want 2", err, len(b.Summaries))
 	}
-	for _, l := range lines {
-		var s replay.Summary
-		if err := json.Unmarshal([]byte(l), &s); err != nil || s.Origin == nil || s.Origin.Exchange != s1.mainEx || s.Facts.Attempts != 4 {
-			t.Errorf("list line %s: %v; want the origin and attempts decoded", l, err)
+	for _, sum := range b.Summaries {
+		if sum.Origin == nil || sum.Origin.Exchange != s1.mainEx || sum.Facts.Attempts != 4 {
+			t.Errorf("summary %+v: want the origin and attempts decoded", sum)
 		}
 	}
 
-	r = c.must(0, "", "-o", "json", "show", s1.parking, "pay-j1")
-	var shown struct {
-		Queue   string          `json:"queue"`
-		Message json.RawMessage `json:"message"`
-		Facts   struct {
-			Deaths []struct {
-				Queue string `json:"queue"`
-			} `json:"deaths"`
-			Error string `json:"error"`
-		} `json:"facts"`
+	m, sum, err := s.Find(ctx, s1.parking, "pay-j1")
+	if err != nil || len(sum.Facts.Deaths) != 1 || sum.Facts.Deaths[0].Queue != s1.delayQ || sum.Facts.Error == "" {
+		t.Fatalf("find: %v, facts %+v", err, sum.Facts)
 	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &shown); err != nil || len(shown.Message) == 0 ||
-		len(shown.Facts.Deaths) != 1 || shown.Facts.Deaths[0].Queue != s1.delayQ || shown.Facts.Error == "" {
-		t.Fatalf("show -o json %s: %v", r.stdout, err)
-	}
-	if !strings.Contains(string(shown.Message), `"x-retry-count":{"type":"int32","value":3}`) {
-		t.Errorf("show -o json lacks typed headers: %s", shown.Message)
+	raw, err := m.MarshalJSON()
+	if err != nil || !strings.Contains(string(raw), `"x-retry-count":{"type":"int32","value":3}`) {
+		t.Errorf("message JSON lacks typed headers: %v %s", err, raw)
 	}
 
-	r = c.must(0, "", "-o", "json", "replay", s1.parking, "--all", "--yes")
-	lines = nonEmptyLines(r.stdout)
 	var kinds []string
-	for _, l := range lines {
-		var e struct {
-			Event string `json:"event"`
-			Done  int    `json:"done"`
-		}
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("replay -o json line %q: %v", l, err)
-		}
-		kinds = append(kinds, e.Event)
+	res, err := s.Replay(ctx, replay.Options{Queue: s1.parking, Select: replay.Selector{All: true},
+		Progress: func(e replay.Event) {
+			if e.Kind == replay.EventReplayed {
+				kinds = append(kinds, e.ID)
+			}
+		}})
+	if err != nil || res.Done != 2 {
+		t.Fatalf("replay: %v, %+v", err, res)
 	}
-	if strings.Join(kinds, ",") != "replayed,replayed,finished" {
-		t.Errorf("replay -o json events %v, want replayed,replayed,finished", kinds)
+	if strings.Join(kinds, ",") != "pay-j1,pay-j2" {
+		t.Errorf("replayed events for %v, want pay-j1,pay-j2", kinds)
 	}
 	brokertest.WaitDepth(t, s1.mainQ, 2, 15*time.Second)
 }
@@ -289,10 +242,11 @@ func TestFiltersErrorAgeAndHeaders(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, q, 3, 15*time.Second)
 	// The same filter through replay selects the same messages.
-	c := newCLI(t)
 	dst := brokertest.Name(t, "dst")
 	brokertest.DeclareQueue(t, ch, dst, nil)
-	c.must(0, "", "replay", q, "--filter", `headers["tenant"] == "acme"`, "--to", ":"+dst, "--yes")
+	if res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{Filter: `headers["tenant"] == "acme"`}, To: dest("", dst)}); err != nil || res.Done != 2 {
+		t.Fatalf("replay with the filter: %v, %+v", err, res)
+	}
 	brokertest.WaitDepth(t, dst, 2, 15*time.Second)
 	brokertest.WaitDepth(t, q, 1, 15*time.Second)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // everyType holds every AMQP field type amqp091-go writes (no NaN or Inf:
@@ -64,20 +65,26 @@ func TestExportDeleteImportRestoresEveryMessageIdentically(t *testing.T) {
 	brokertest.PublishMany(t, ch, fan, "", msgs)
 	want := drainAll(t, ch, ref, len(msgs))
 
-	c := newCLI(t)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 2*time.Minute)
 	file := filepath.Join(t.TempDir(), "parked.jsonl")
-	c.must(0, "", "export", q, "--file", file)
+	if res, err := s.Export(ctx, replay.ExportOptions{Queue: q, File: file}); err != nil || res.Done != len(msgs) {
+		t.Fatalf("export: %v, %+v", err, res)
+	}
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("export file: %v mode %v, want 0600", err, fi.Mode().Perm())
 	}
-	brokertest.WaitDepth(t, q, len(msgs), 15*time.Second) // export without --remove takes nothing
-	r := c.must(1, "", "export", q, "--file", file)
-	if !strings.Contains(r.stderr, "already exists") {
-		t.Errorf("a second export over the file: %q, want a refusal", r.stderr)
+	brokertest.WaitDepth(t, q, len(msgs), 15*time.Second) // export without Remove takes nothing
+	if _, err := s.Export(ctx, replay.ExportOptions{Queue: q, File: file}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a second export over the file: %v, want a refusal", err)
 	}
-	c.must(0, "", "delete", q, "--all", "--yes")
+	if res, err := s.Delete(ctx, replay.DeleteOptions{Queue: q, Select: replay.Selector{All: true}}); err != nil || res.Done != len(msgs) {
+		t.Fatalf("delete: %v, %+v", err, res)
+	}
 	brokertest.WaitDepth(t, q, 0, 15*time.Second)
-	c.must(0, "", "import", file, "--yes")
+	if res, err := s.Import(ctx, replay.ImportOptions{File: file}); err != nil || res.Done != len(msgs) {
+		t.Fatalf("import: %v, %+v", err, res)
+	}
 	got := drainAll(t, ch, q, len(msgs))
 	if len(got) != len(want) {
 		t.Fatalf("%d messages after import, want %d", len(got), len(want))
@@ -95,7 +102,7 @@ func TestExportDeleteImportRestoresEveryMessageIdentically(t *testing.T) {
 		}
 	}
 	var actions []string
-	for _, e := range auditEntries(t, c.audit) {
+	for _, e := range auditEntries(t, s.AuditPath) {
 		actions = append(actions, e.Action+":"+e.Result)
 	}
 	if strings.Count(strings.Join(actions, ","), "delete:ok") != len(msgs) || strings.Count(strings.Join(actions, ","), "import:ok") != len(msgs) {
@@ -103,18 +110,19 @@ func TestExportDeleteImportRestoresEveryMessageIdentically(t *testing.T) {
 	}
 }
 
-// export --remove takes each message out only after its line is on disk,
-// and the file imports back.
+// An export with Remove takes each message out only after its line is on
+// disk, and the file imports back. (ui/cli tests what `export --remove`
+// prints.)
 func TestExportRemoveThenImport(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
 	brokertest.DeclareQueue(t, ch, q, nil)
 	parkPlain(t, ch, q, 300)
-	c := newCLI(t)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, 2*time.Minute)
 	file := filepath.Join(t.TempDir(), "out.jsonl")
-	r := c.must(0, "", "export", q, "--file", file, "--remove", "--yes")
-	if !strings.Contains(r.stdout, "exported and removed 300 message(s)") {
-		t.Errorf("export --remove output %q", r.stdout)
+	if res, err := s.Export(ctx, replay.ExportOptions{Queue: q, File: file, Remove: true}); err != nil || res.Done != 300 {
+		t.Fatalf("export with Remove: %v, %+v", err, res)
 	}
 	brokertest.WaitDepth(t, q, 0, 15*time.Second)
 	data, err := os.ReadFile(file)
@@ -122,7 +130,7 @@ func TestExportRemoveThenImport(t *testing.T) {
 		t.Fatalf("export file: %v, %d lines", err, bytes.Count(data, []byte("\n")))
 	}
 	n := 0
-	for _, e := range auditEntries(t, c.audit) {
+	for _, e := range auditEntries(t, s.AuditPath) {
 		if e.Action == "export-remove" && e.Result == "ok" {
 			n++
 		}
@@ -130,21 +138,26 @@ func TestExportRemoveThenImport(t *testing.T) {
 	if n != 300 {
 		t.Errorf("%d export-remove audit entries, want 300", n)
 	}
-	c.must(0, "", "import", file, "--yes")
+	if res, err := s.Import(ctx, replay.ImportOptions{File: file}); err != nil || res.Done != 300 {
+		t.Fatalf("import: %v, %+v", err, res)
+	}
 	brokertest.WaitDepth(t, q, 300, 15*time.Second)
 }
 
-// A truncated or non-JSON line is an error naming the line, and nothing
-// is published.
+// A truncated or non-JSON line is an error naming the line, in one line,
+// and nothing is published.
 func TestImportBadFileNamesLineAndPublishesNothing(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
 	brokertest.DeclareQueue(t, ch, q, nil)
 	parkPlain(t, ch, q, 3)
-	c := newCLI(t)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
-	c.must(0, "", "export", q, "--file", good)
+	if _, err := s.Export(ctx, replay.ExportOptions{Queue: q, File: good}); err != nil {
+		t.Fatalf("export: %v", err)
+	}
 	data, _ := os.ReadFile(good)
 	lines := strings.SplitAfter(string(data), "\n")
 
@@ -167,9 +180,9 @@ func TestImportBadFileNamesLineAndPublishesNothing(t *testing.T) {
 		{notMessage, `line 1: not an exported message`},
 		{nonFinite, "line 2: header retry.ratio is not a finite number"},
 	} {
-		r := c.must(1, "", "import", tc.file, "--yes", "--to", ":"+q)
-		if !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
-			t.Errorf("import %s: stderr %q, want one line with %q", filepath.Base(tc.file), r.stderr, tc.want)
+		_, err := s.Import(ctx, replay.ImportOptions{File: tc.file, To: dest("", q)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("import %s: %v, want one line with %q", filepath.Base(tc.file), err, tc.want)
 		}
 		brokertest.WaitDepth(t, q, 3, 15*time.Second)
 	}

@@ -10,31 +10,32 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
 // BenchmarkSearch: a search of a parking lot of PARKINGLOT_BENCH_N
 // messages (default 100,000), every message a match (the most a search can
 // have to keep), against a raw hold-unacked consume of the same messages
-// (brokertest.RawHoldBrowse), both timed until every message is ready
+// (benchtest.RawHoldBrowse), both timed until every message is ready
 // again. Beside the rate: the time to the first match (the first message
 // matches; budget 200 ms), and the heap the search grew by: it keeps
 // DefaultSearchKeep matches and counts the rest, so it must not grow with
 // the parking lot.
-func BenchmarkSearch(b *testing.B) { benchSearch(b, brokertest.BenchCount(b, 100_000)) }
+func BenchmarkSearch(b *testing.B) { benchSearch(b, benchtest.BenchCount(b, 100_000)) }
 
 // BenchmarkSearch1M is BenchmarkSearch on 1,000,000 messages
 // (PARKINGLOT_BENCH_BIG=1).
-func BenchmarkSearch1M(b *testing.B) { benchSearch(b, brokertest.BigBenchCount(b)) }
+func BenchmarkSearch1M(b *testing.B) { benchSearch(b, benchtest.BigBenchCount(b)) }
 
 func benchSearch(b *testing.B, n int) {
-	lot := brokertest.BenchParkingLot(b, "search.dlq", n)
-	q := brokertest.DescribeBenchQueue(b, lot)
+	lot := benchtest.BenchParkingLot(b, "search.dlq", n)
+	q := benchtest.DescribeBenchQueue(b, lot)
 	s, _ := openSession(b, replay.Config{})
 	ctx := context.Background()
-	settle := brokertest.GiveBackWithin(n)
+	settle := benchtest.GiveBackWithin(n)
 	var grew, first []float64 // MB of heap over the search's start at its peak; ms to the first match
-	r := brokertest.Alternate(b, brokertest.BenchRounds(b), func(int) float64 {
+	r := benchtest.Alternate(b, benchtest.BenchRounds(b), func(int) float64 {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -61,18 +62,18 @@ func benchSearch(b *testing.B, n int) {
 		}
 		grew = append(grew, float64(max(top, base)-base)/(1<<20))
 		first = append(first, float64(firstAt)/float64(time.Millisecond))
-		return brokertest.Rate(n, d)
+		return benchtest.Rate(n, d)
 	}, func(int) float64 {
 		t0 := time.Now()
-		brokertest.RawHoldBrowse(b, lot, n)
+		benchtest.RawHoldBrowse(b, lot, n)
 		brokertest.WaitDepth(b, lot, n, settle)
-		return brokertest.Rate(n, time.Since(t0))
+		return benchtest.Rate(n, time.Since(t0))
 	})
-	name := q.Name("search-" + brokertest.CountLabel(n))
-	brokertest.BenchLine(b, name+"-vs-raw-hold", n, r, "")
-	brokertest.BenchLine(b, name+"-first-match-vs-200ms-budget", n, brokertest.Budget(first, 200), "ms")
-	brokertest.BenchNote("the search's heap grew by %.1f MB at its peak (median of %d; %d matches kept, the rest counted)",
-		brokertest.Median(grew), len(grew), replay.DefaultSearchKeep)
+	name := q.Name("search-" + benchtest.CountLabel(n))
+	benchtest.BenchLine(b, name+"-vs-raw-hold", n, r, "")
+	benchtest.BenchLine(b, name+"-first-match-vs-200ms-budget", n, benchtest.Budget(first, 200), "ms")
+	benchtest.BenchNote("the search's heap grew by %.1f MB at its peak (median of %d; %d matches kept, the rest counted)",
+		benchtest.Median(grew), len(grew), replay.DefaultSearchKeep)
 }
 
 // sampleHeap samples the heap in use every 20 ms until the returned

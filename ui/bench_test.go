@@ -11,7 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
@@ -104,7 +104,7 @@ func BenchmarkTUIKeyPressFrame(b *testing.B) {
 // the job runs, and the status bar shows its line.
 func BenchmarkTUIKeyPressFrameWithJob(b *testing.B) {
 	const frames, total = 2_000, 100_000
-	rounds := brokertest.BenchRounds(b)
+	rounds := benchtest.BenchRounds(b)
 	m := benchModel(b, 100_000)
 	ids := store.NewIDSet()
 	b.Cleanup(func() { _ = ids.Close() })
@@ -140,19 +140,19 @@ func BenchmarkTUIKeyPressFrameWithJob(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	brokertest.BenchLine(b, "tui-keypress-frame-with-a-replay-job-vs-16ms-budget(100000 rows)", frames, brokertest.Budget(perFrame, 16), "ms/frame")
-	if per := brokertest.Median(perFrame); per > 16 {
+	benchtest.BenchLine(b, "tui-keypress-frame-with-a-replay-job-vs-16ms-budget(100000 rows)", frames, benchtest.Budget(perFrame, 16), "ms/frame")
+	if per := benchtest.Median(perFrame); per > 16 {
 		b.Errorf("a key press takes %.2f ms per frame with a job in the background; the budget is 16 ms", per)
 	}
 }
 
 // BenchmarkTUIBig is the TUI on the 1,000,000 rows of the README's 1M
-// lines (run with PARKINGLOT_BENCH_BIG=1; see brokertest.BigBenchCount for
+// lines (run with PARKINGLOT_BENCH_BIG=1; see benchtest.BigBenchCount for
 // the count): a key press → frame against 16 ms, and a sort, a group and
 // a filter keystroke over every row → frame against a budget of 1 s.
 func BenchmarkTUIBig(b *testing.B) {
-	n := brokertest.BigBenchCount(b)
-	benchTUI(b, n, brokertest.CountLabel(n)+"-", true)
+	n := benchtest.BigBenchCount(b)
+	benchTUI(b, n, benchtest.CountLabel(n)+"-", true)
 }
 
 // benchTUI measures rows rows; label goes into the figures lines' names
@@ -160,7 +160,7 @@ func BenchmarkTUIBig(b *testing.B) {
 // lines.
 func benchTUI(b *testing.B, rows int, label string, keystrokes bool) {
 	const frames = 2_000
-	rounds := brokertest.BenchRounds(b)
+	rounds := benchtest.BenchRounds(b)
 	m := benchModel(b, rows)
 	down := tea.KeyMsg{Type: tea.KeyDown}
 	up := tea.KeyMsg{Type: tea.KeyUp}
@@ -209,18 +209,18 @@ func benchTUI(b *testing.B, rows int, label string, keystrokes bool) {
 		}
 	}
 	b.StopTimer()
-	per := brokertest.Median(perFrame)
+	per := benchtest.Median(perFrame)
 	b.ReportMetric(worst, "worst_ms/frame")
-	brokertest.BenchLine(b, fmt.Sprintf("tui-%skeypress-frame-vs-16ms-budget(%d rows)", label, rows), frames, brokertest.Budget(perFrame, 16), "ms/frame")
-	note := fmt.Sprintf("tui %s: %s ms a frame, worst frame %.2f ms", brokertest.CountLabel(rows), brokertest.RoundFigures(perFrame), worst)
+	benchtest.BenchLine(b, fmt.Sprintf("tui-%skeypress-frame-vs-16ms-budget(%d rows)", label, rows), frames, benchtest.Budget(perFrame, 16), "ms/frame")
+	note := fmt.Sprintf("tui %s: %s ms a frame, worst frame %.2f ms", benchtest.CountLabel(rows), benchtest.RoundFigures(perFrame), worst)
 	if keystrokes {
-		brokertest.BenchLine(b, fmt.Sprintf("tui-%ssort-keystroke-vs-1s-budget(%d rows)", label, rows), rows, brokertest.Budget(sorts, 1000), "ms")
-		brokertest.BenchLine(b, fmt.Sprintf("tui-%sgroup-keystroke-vs-1s-budget(%d rows)", label, rows), rows, brokertest.Budget(groups, 1000), "ms")
-		brokertest.BenchLine(b, fmt.Sprintf("tui-%sfilter-keystroke-vs-1s-budget(%d rows)", label, rows), rows, brokertest.Budget(filters, 1000), "ms")
+		benchtest.BenchLine(b, fmt.Sprintf("tui-%ssort-keystroke-vs-1s-budget(%d rows)", label, rows), rows, benchtest.Budget(sorts, 1000), "ms")
+		benchtest.BenchLine(b, fmt.Sprintf("tui-%sgroup-keystroke-vs-1s-budget(%d rows)", label, rows), rows, benchtest.Budget(groups, 1000), "ms")
+		benchtest.BenchLine(b, fmt.Sprintf("tui-%sfilter-keystroke-vs-1s-budget(%d rows)", label, rows), rows, benchtest.Budget(filters, 1000), "ms")
 		note += fmt.Sprintf("; slowest sort %s ms, group %s ms, filter %s ms",
-			brokertest.RoundFigures(sorts), brokertest.RoundFigures(groups), brokertest.RoundFigures(filters))
+			benchtest.RoundFigures(sorts), benchtest.RoundFigures(groups), benchtest.RoundFigures(filters))
 	}
-	brokertest.BenchNote("%s", note)
+	benchtest.BenchNote("%s", note)
 	if per > 16 {
 		b.Errorf("a key press takes %.2f ms per frame with %d rows; the budget is 16 ms", per, rows)
 	}

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // canaryTUI opens the TUI in tmux on a parking lot of n messages whose
@@ -46,7 +47,7 @@ func canaryTUI(t *testing.T, n int, to func(lot string) string, steps, wait stri
 	}
 	env := append(os.Environ(), "PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1")
-	tm = newTmux(t, env, 120, 40, brokertest.Binary(t)+" tui "+lot)
+	tm = newTmux(t, env, 120, 40, clitest.Binary(t)+" tui "+lot)
 	tm.waitFor("the browse to end", "all given back")
 	tm.keys("R")
 	tm.waitFor("the replay dialog", "Canary")

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestTUIQueuesDashboard: in a real terminal against the real broker, the
@@ -52,7 +53,7 @@ func TestTUIQueuesDashboard(t *testing.T) {
 	home := t.TempDir()
 	env := append(os.Environ(), "PARKINGLOT_URL="+vurl, "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1")
-	tm := newTmux(t, env, 160, 30, brokertest.Binary(t)+" tui")
+	tm := newTmux(t, env, 160, 30, clitest.Binary(t)+" tui")
 	tm.waitFor("the dashboard's columns", "NEW 1H")
 	tm.waitFor("the error groups' count", "2 × ledger down <n>")
 

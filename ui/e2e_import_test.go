@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestTUIExportDeleteImport: in a real terminal, the loop of a person who
@@ -39,7 +40,7 @@ func TestTUIExportDeleteImport(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "copy.jsonl")
 			env := append(os.Environ(), "PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 				"XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "NO_COLOR=1")
-			tm := newTmux(t, env, 120, 40, brokertest.Binary(t)+" tui "+lot)
+			tm := newTmux(t, env, 120, 40, clitest.Binary(t)+" tui "+lot)
 			tm.waitFor("the browse to end", "all given back")
 
 			tm.keys("x")

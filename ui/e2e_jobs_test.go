@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // jobsTUI opens, in a real terminal on a vhost of its own, a parking lot
@@ -53,7 +54,7 @@ func jobsTUI(t *testing.T, n int, rate int) (tm *tmuxSession, ch *amqp.Channel, 
 	}
 	env := append(os.Environ(), "PARKINGLOT_URL="+vurl, "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1")
-	tm = newTmux(t, env, 160, 40, brokertest.Binary(t)+" tui "+lot)
+	tm = newTmux(t, env, 160, 40, clitest.Binary(t)+" tui "+lot)
 	tm.waitFor("every message listed", fmt.Sprintf("%d messages", n))
 	tm.waitFor("the browse to end", "all given back")
 	tm.keys("R")

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestTUIReplayHonoursTheConfiguredRate: in a real terminal, the replay
@@ -42,7 +43,7 @@ func TestTUIReplayHonoursTheConfiguredRate(t *testing.T) {
 	}
 	env := append(os.Environ(), "PARKINGLOT_URL="+brokertest.URL(), "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1")
-	tm := newTmux(t, env, 120, 40, brokertest.Binary(t)+" tui "+lot)
+	tm := newTmux(t, env, 120, 40, clitest.Binary(t)+" tui "+lot)
 	tm.waitFor("the browse to end", "all given back")
 
 	tm.keys("/")

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestTUISearchAcrossLots: in a real terminal against the real
@@ -51,7 +52,7 @@ func TestTUISearchAcrossLots(t *testing.T) {
 	home := t.TempDir()
 	env := append(os.Environ(), "PARKINGLOT_URL="+vurl, "PARKINGLOT_MANAGEMENT_URL="+brokertest.ManagementURL(),
 		"XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "NO_COLOR=1")
-	tm := newTmux(t, env, 160, 30, brokertest.Binary(t)+" tui")
+	tm := newTmux(t, env, 160, 30, clitest.Binary(t)+" tui")
 	tm.waitFor("the queues", "2 parking lot(s) (P)")
 
 	tm.keys("/")

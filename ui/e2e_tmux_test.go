@@ -17,6 +17,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestTUIEndToEnd drives the real binary in tmux against the real broker:
@@ -34,7 +35,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 	ch := brokertest.Channel(t) // fails loudly without a broker
 	brokertest.Management(t)
-	bin := brokertest.Binary(t)
+	bin := clitest.Binary(t)
 	home := t.TempDir()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)

@@ -6,9 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 	"go.uber.org/goleak"
-
-	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 // TestMain fails the package's tests if a goroutine outlives them: every
@@ -23,7 +22,7 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.Cleanup(func(code int) {
-			brokertest.RemoveBinary() // the binary the CLI tests built
+			clitest.RemoveBinary() // the binary the CLI tests built
 			os.Exit(code)
 		}),
 	)

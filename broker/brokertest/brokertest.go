@@ -258,3 +258,53 @@ func MustGet(t testing.TB, ch *amqp.Channel, queue string) amqp.Delivery {
 	}
 	return d
 }
+
+// RawDial opens a plain amqp091-go connection to the test broker (named, so
+// an operator can tell benchmark connections apart) and closes it when the
+// benchmark ends.
+func RawDial(tb testing.TB, name string) *amqp.Connection {
+	tb.Helper()
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName("parkinglot-bench " + name)
+	c, err := amqp.DialConfig(URL(), amqp.Config{Properties: props, Heartbeat: 10 * time.Second})
+	if err != nil {
+		tb.Fatalf("the benchmarks need RabbitMQ (run `make broker`): %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// WaitDepth waits until queue holds want ready messages (given-back
+// messages are ready again soon after the nack, not at once), failing the
+// benchmark after timeout.
+func WaitDepth(tb testing.TB, queue string, want int, timeout time.Duration) {
+	tb.Helper()
+	conn := RawDial(tb, "depth "+tb.Name())
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		tb.Fatalf("open channel: %v", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		if err != nil {
+			tb.Fatalf("inspect %s: %v", queue, err)
+		}
+		if q.Messages == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("queue %s: %d ready, want %d", queue, q.Messages, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Purge empties a queue.
+func Purge(tb testing.TB, ch *amqp.Channel, queue string) {
+	tb.Helper()
+	if _, err := ch.QueuePurge(queue, false); err != nil {
+		tb.Fatalf("purge %s: %v", queue, err)
+	}
+}

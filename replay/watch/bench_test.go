@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/replay/watch"
 )
@@ -27,7 +28,7 @@ func benchLots(b *testing.B, big int) []string {
 		if i == 0 {
 			n = big
 		}
-		lots[i] = brokertest.BenchParkingLot(b, fmt.Sprintf("lot%d.dlq", i), n)
+		lots[i] = benchtest.BenchParkingLot(b, fmt.Sprintf("lot%d.dlq", i), n)
 	}
 	return lots
 }
@@ -48,31 +49,31 @@ func benchSession(b *testing.B) *replay.Session {
 // the 1 s budget and against the same reads written with amqp091-go and
 // net/http alone (one management GET per queue, and on a classic queue a
 // basic.get given back). A scrape serves what the last read kept.
-func BenchmarkWatchRead(b *testing.B) { benchWatchRead(b, brokertest.BenchCount(b, 100_000)) }
+func BenchmarkWatchRead(b *testing.B) { benchWatchRead(b, benchtest.BenchCount(b, 100_000)) }
 
 // BenchmarkWatchRead1M is BenchmarkWatchRead with a 1,000,000-message
 // parking lot (PARKINGLOT_BENCH_BIG=1).
-func BenchmarkWatchRead1M(b *testing.B) { benchWatchRead(b, brokertest.BigBenchCount(b)) }
+func BenchmarkWatchRead1M(b *testing.B) { benchWatchRead(b, benchtest.BigBenchCount(b)) }
 
 func benchWatchRead(b *testing.B, big int) {
 	lots := benchLots(b, big)
-	q := brokertest.DescribeBenchQueue(b, lots[0])
+	q := benchtest.DescribeBenchQueue(b, lots[0])
 	w := watch.New(watch.Options{Queues: lots, NoDiscover: true, TopGroups: -1,
 		Open: func(context.Context, string) (*replay.Session, error) { return benchSession(b), nil }})
 	ctx := context.Background()
 	w.Refresh(ctx) // connect and learn the queues outside the timed rounds
 	raw := newRawReader(b)
-	rounds := brokertest.BenchRounds(b)
+	rounds := benchtest.BenchRounds(b)
 	var used []float64
 	var client, brokerCPU time.Duration // the watch's side only
-	r := brokertest.Alternate(b, rounds, func(int) float64 {
-		c0, k0 := brokertest.CPUTime()
+	r := benchtest.Alternate(b, rounds, func(int) float64 {
+		c0, k0 := benchtest.CPUTime()
 		b.StartTimer()
 		t0 := time.Now()
 		w.Refresh(ctx)
 		d := time.Since(t0)
 		b.StopTimer()
-		c1, k1 := brokertest.CPUTime()
+		c1, k1 := benchtest.CPUTime()
 		client += c1 - c0
 		if k0 >= 0 && k1 >= 0 && brokerCPU >= 0 {
 			brokerCPU += k1 - k0
@@ -93,52 +94,52 @@ func benchWatchRead(b *testing.B, big int) {
 			b.Fatalf("%s: %q", s.Queue, s.Err)
 		}
 	}
-	name := q.Name("watch-read-10-lots-" + brokertest.CountLabel(big))
-	brokertest.BenchLine(b, name+"-vs-raw-reads", 10, r, "reads/s")
-	brokertest.BenchLine(b, name+"-vs-1s-budget", 10, brokertest.Budget(used, 1000), "ms")
+	name := q.Name("watch-read-10-lots-" + benchtest.CountLabel(big))
+	benchtest.BenchLine(b, name+"-vs-raw-reads", 10, r, "reads/s")
+	benchtest.BenchLine(b, name+"-vs-1s-budget", 10, benchtest.Budget(used, 1000), "ms")
 	reads := float64(rounds * len(lots))
 	if brokerCPU >= 0 {
 		// Each lot is read 4 times a minute at the default 15 s interval.
 		perRead := float64(brokerCPU) / float64(time.Millisecond) / reads
-		brokertest.BenchNote("broker CPU per parking lot: %.2f ms a read, %.1f ms a minute at the default interval; the watch's own CPU %.2f ms a read",
+		benchtest.BenchNote("broker CPU per parking lot: %.2f ms a read, %.1f ms a minute at the default interval; the watch's own CPU %.2f ms a read",
 			perRead, 4*perRead, float64(client)/float64(time.Millisecond)/reads)
 	} else {
-		brokertest.BenchNote("broker CPU not measured: PARKINGLOT_BENCH_BROKER_PID names no process of this machine")
+		benchtest.BenchNote("broker CPU not measured: PARKINGLOT_BENCH_BROKER_PID names no process of this machine")
 	}
 }
 
 // BenchmarkWatchScan: a group scan of the big parking lot (the watch's
 // browse pass, counting groups) against the browse pass `list` makes of
 // the same messages (the target: a scan costs what a browse pass costs)
-// and against a raw hold-unacked consume (brokertest.RawHoldBrowse), all
+// and against a raw hold-unacked consume (benchtest.RawHoldBrowse), all
 // timed until every message is ready again. With the broker's pid it
 // notes the broker's CPU a scan costs, and what that is a minute at the
 // default scan intervals.
 func BenchmarkWatchScan(b *testing.B) {
-	n := brokertest.BenchCount(b, 100_000)
-	lot := brokertest.BenchParkingLot(b, "scan.dlq", n)
-	q := brokertest.DescribeBenchQueue(b, lot)
+	n := benchtest.BenchCount(b, 100_000)
+	lot := benchtest.BenchParkingLot(b, "scan.dlq", n)
+	q := benchtest.DescribeBenchQueue(b, lot)
 	w := watch.New(watch.Options{Queues: []string{lot}, NoDiscover: true, ScanInterval: time.Hour, TopGroups: 10,
 		Open: func(context.Context, string) (*replay.Session, error) { return benchSession(b), nil }})
 	ctx := context.Background()
 	w.Refresh(ctx)
 	list := benchSession(b)
-	rounds := brokertest.BenchRounds(b)
+	rounds := benchtest.BenchRounds(b)
 	var brokerCPU time.Duration // the scans' side only
-	rs := brokertest.AlternateAll(b, rounds, func(int) float64 {
-		_, k0 := brokertest.CPUTime()
+	rs := benchtest.AlternateAll(b, rounds, func(int) float64 {
+		_, k0 := benchtest.CPUTime()
 		b.StartTimer()
 		t0 := time.Now()
 		w.Scan(ctx, "", lot)
 		d := time.Since(t0)
 		b.StopTimer()
-		_, k1 := brokertest.CPUTime()
+		_, k1 := benchtest.CPUTime()
 		if k0 >= 0 && k1 >= 0 && brokerCPU >= 0 {
 			brokerCPU += k1 - k0
 		} else {
 			brokerCPU = -1
 		}
-		brokertest.WaitDepth(b, lot, n, brokertest.GiveBackWithin(n))
+		brokertest.WaitDepth(b, lot, n, benchtest.GiveBackWithin(n))
 		return float64(n) / d.Seconds()
 	}, func(int) float64 {
 		// list's pass: every message read and decoded, given back at
@@ -154,32 +155,32 @@ func BenchmarkWatchScan(b *testing.B) {
 		if seen != n {
 			b.Fatalf("the browse pass saw %d of %d messages", seen, n)
 		}
-		brokertest.WaitDepth(b, lot, n, brokertest.GiveBackWithin(n))
+		brokertest.WaitDepth(b, lot, n, benchtest.GiveBackWithin(n))
 		return float64(n) / d.Seconds()
 	}, func(int) float64 {
 		// Timed until every message is ready again, as the scan is: it
 		// waits for its give-back before the next head read.
 		t0 := time.Now()
-		brokertest.RawHoldBrowse(b, lot, n)
-		brokertest.WaitDepth(b, lot, n, brokertest.GiveBackWithin(n))
+		benchtest.RawHoldBrowse(b, lot, n)
+		brokertest.WaitDepth(b, lot, n, benchtest.GiveBackWithin(n))
 		return float64(n) / time.Since(t0).Seconds()
 	})
 	if s := w.Snapshots()[0]; s.Scanned != int64(n) {
 		b.Fatalf("the scan saw %d of %d messages", s.Scanned, n)
 	}
-	name := q.Name("watch-scan-" + brokertest.CountLabel(n))
-	brokertest.BenchLine(b, name+"-vs-browse-pass", n, rs[0], "")
-	brokertest.BenchLine(b, name+"-vs-raw-hold", n, rs[1], "")
+	name := q.Name("watch-scan-" + benchtest.CountLabel(n))
+	benchtest.BenchLine(b, name+"-vs-browse-pass", n, rs[0], "")
+	benchtest.BenchLine(b, name+"-vs-raw-hold", n, rs[1], "")
 	if brokerCPU >= 0 {
 		perScan := float64(brokerCPU) / float64(time.Millisecond) / float64(rounds)
 		every := watch.DefaultScanInterval
 		if n > watch.DefaultBigQueue {
 			every *= watch.DefaultBigScanEvery
 		}
-		brokertest.BenchNote("broker CPU of a group scan of %s: %.0f ms (%.1f µs a message); scanned every %s by default, %.1f ms a minute",
-			brokertest.CountLabel(n), perScan, perScan*1000/float64(n), every, perScan/every.Minutes())
+		benchtest.BenchNote("broker CPU of a group scan of %s: %.0f ms (%.1f µs a message); scanned every %s by default, %.1f ms a minute",
+			benchtest.CountLabel(n), perScan, perScan*1000/float64(n), every, perScan/every.Minutes())
 	} else {
-		brokertest.BenchNote("broker CPU not measured: PARKINGLOT_BENCH_BROKER_PID names no process of this machine")
+		benchtest.BenchNote("broker CPU not measured: PARKINGLOT_BENCH_BROKER_PID names no process of this machine")
 	}
 }
 

@@ -5,21 +5,23 @@ package watch_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/replay/watch"
 )
 
 // freeAddr is a loopback address no one listens on now.
@@ -34,74 +36,64 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// lockedBuffer is a process's stderr, read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// watchProc is a `parkinglot watch` process of the binary.
+// watchProc is a watch serving its metrics as `parkinglot watch` does
+// (the same collector and handler), in the test's process.
 type watchProc struct {
 	base   string // http://ADDR
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	srv    *http.Server
+	cancel context.CancelFunc
 	done   chan error
 }
 
-// startWatch starts `parkinglot watch ARGS… --listen ADDR`; the test's end
-// stops it with SIGTERM (and shows its log when the test failed).
-func startWatch(t *testing.T, args ...string) *watchProc {
+// startWatch starts a watch with o on the broker under test (or url, when
+// not empty) and serves it on a free address; the test's end stops it.
+// (ui/cli tests the command's flags; the watch's own rules are here.)
+func startWatch(t *testing.T, url string, o watch.Options) *watchProc {
 	t.Helper()
-	addr := freeAddr(t)
-	c := brokertest.NewCLI(t)
-	cmd := c.Command(context.Background(), append(append([]string{"watch"}, args...), "--listen", addr)...)
-	w := &watchProc{base: "http://" + addr, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = w.stderr
-	if err := cmd.Start(); err != nil {
+	if url == "" {
+		url = brokertest.URL()
+	}
+	conn := replay.Connection{URL: url, ManagementURL: brokertest.ManagementURL(), Vhost: "/"}
+	o.Open = func(ctx context.Context, _ string) (*replay.Session, error) {
+		return replay.Open(ctx, conn, replay.Config{}, "parkinglot-test watch "+t.Name(), nil)
+	}
+	w := watch.New(o)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(watch.NewCollector(w))
+	ln, err := net.Listen("tcp", freeAddr(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { w.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		w.stop(t)
-		if t.Failed() {
-			t.Logf("watch log:\n%s", w.stderr.String())
-		}
-	})
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &watchProc{base: "http://" + ln.Addr().String(), srv: &http.Server{Handler: watch.NewHandler(w, reg), ReadHeaderTimeout: 10 * time.Second},
+		cancel: cancel, done: make(chan error, 1)}
+	go func() { _ = p.srv.Serve(ln) }()
+	go func() { p.done <- w.Run(ctx) }()
+	t.Cleanup(func() { p.stop(t) })
 	brokertest.Eventually(t, 10*time.Second, 50*time.Millisecond, func() bool {
-		code, _ := get(w.base + "/livez")
+		code, _ := get(p.base + "/livez")
 		return code == http.StatusOK
-	}, func() string { return "the watch's /livez did not answer 200: " + w.stderr.String() })
-	return w
+	}, func() string { return "the watch's /livez did not answer 200" })
+	return p
 }
 
-// stop ends the watch with SIGTERM and waits for it (bounded).
+// stop ends the watch and waits for it (bounded): every session it opened
+// is closed, and nothing is served.
 func (w *watchProc) stop(t *testing.T) {
-	if w.cmd.ProcessState != nil {
+	if w.cancel == nil {
 		return
 	}
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	w.cancel()
+	w.cancel = nil
 	select {
 	case err := <-w.done:
-		if err != nil {
-			t.Errorf("watch exit after SIGTERM: %v, want status 0", err)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("watch ended with %v, want context.Canceled", err)
 		}
-		w.done <- err
 	case <-time.After(30 * time.Second):
-		_ = w.cmd.Process.Kill()
-		t.Errorf("the watch did not stop within 30 s of SIGTERM")
+		t.Error("the watch did not stop within 30s")
 	}
+	_ = w.srv.Close()
 }
 
 // get is one HTTP GET: its status and body (0 when it got no answer).

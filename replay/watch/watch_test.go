@@ -14,6 +14,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -40,9 +41,10 @@ func ids(ds []amqp.Delivery) []string {
 // neither counted nor moves the message (RabbitMQ 4.3 on).
 func readsQuorum(v broker.Version) bool { return !v.NackCountsTowardDeliveryLimit() }
 
-// TestWatchServesParkingLotsOverHTTP: the real binary, scraped over HTTP,
-// exports each parking lot's depth, the oldest message's age from its
-// parked time, its error groups (top 2 + other) and arrivals; /readyz says
+// TestWatchServesParkingLotsOverHTTP: a watch served as `parkinglot
+// watch` serves it, scraped over HTTP, exports each parking lot's depth,
+// the oldest message's age from its parked time, its error groups (top 2 +
+// other) and arrivals; /readyz says
 // 503 while a queue named is missing and 200 once it exists; nothing is
 // taken or reordered.
 func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
@@ -73,7 +75,7 @@ func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
 	brokertest.PublishMany(t, ch, "", quorum, qmsgs)
 	started := time.Now()
 
-	w := startWatch(t, classic, quorum, later, "--no-discover", "--interval", "1s", "--scan-interval", "1s", "--top-groups", "2")
+	w := startWatch(t, "", watch.Options{Queues: []string{classic, quorum, later}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 2})
 	lot := func(q string) map[string]string { return map[string]string{"vhost": "/", "queue": q} }
 	var m metrics
 	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
@@ -193,7 +195,7 @@ func TestWatchLosingTheBrokerKeepsServing(t *testing.T) {
 	brokertest.PublishMany(t, ch, "", lot, msgs)
 	amqpURL := brokertest.URL()
 	proxy := newTCPProxy(t, hostPort(t, amqpURL))
-	w := startWatch(t, "--url", proxy.viaProxy(amqpURL), lot, "--no-discover", "--interval", "1s", "--scan-interval", "1s")
+	w := startWatch(t, proxy.viaProxy(amqpURL), watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: watch.DefaultTopGroups})
 	labels := map[string]string{"vhost": "/", "queue": lot}
 	ready := func() bool { code, _ := get(w.base + "/readyz"); return code == http.StatusOK }
 	readyz := func() string { _, b := get(w.base + "/readyz"); return b }
@@ -257,7 +259,7 @@ func TestWatchQuorumDeliveryLimitLosesNothing(t *testing.T) {
 	}
 	brokertest.PublishMany(t, ch, "", lot, msgs)
 
-	w := startWatch(t, lot, "--no-discover", "--interval", "1s", "--scan-interval", "1s", "--top-groups", "3")
+	w := startWatch(t, "", watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 3})
 	labels := map[string]string{"vhost": "/", "queue": lot}
 	reads, scans := map[float64]bool{}, map[float64]bool{}
 	tick := time.NewTicker(500 * time.Millisecond)

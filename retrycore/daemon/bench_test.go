@@ -16,6 +16,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -46,7 +47,7 @@ func benchPipeline(b *testing.B, delay time.Duration) retrycore.Pipeline {
 	name := brokertest.Name(b, "")
 	p := retrycore.Pipeline{
 		Name:           name,
-		QueueType:      brokertest.BenchQueueType(b),
+		QueueType:      benchtest.BenchQueueType(b),
 		Main:           retrycore.MainPath{Exchange: name + ".main", Queue: name + ".main.queue", RoutingKey: "work"},
 		Retry:          retrycore.RetryPath{Exchange: name + ".retry", RoutingKey: "retry", Delays: []retrycore.Delay{retrycore.NewDelay(delay)}},
 		Error:          retrycore.ErrorPath{Exchange: name + ".error", Queue: name + ".dlq", RoutingKey: "error"},
@@ -78,7 +79,7 @@ func benchMessage(i int) amqp.Publishing {
 		MessageId:    fmt.Sprintf("bench-%07d", i),
 		ContentType:  "application/json",
 		DeliveryMode: amqp.Persistent,
-		Body:         brokertest.Body(i, 1024),
+		Body:         benchtest.Body(i, 1024),
 		Headers:      amqp.Table{"tenant": "acme"},
 	}
 }
@@ -137,45 +138,45 @@ func runUntil(b *testing.B, p retrycore.Pipeline, h Handler, want int) time.Dura
 // alternated round by round with a raw consume + ack loop (amqp091-go,
 // single acks) at the same prefetch. Target: ≥ 0.9× the raw loop.
 func BenchmarkDaemonHappyPath(b *testing.B) {
-	n := brokertest.BenchCount(b, 100_000)
-	rounds := brokertest.BenchRounds(b)
+	n := benchtest.BenchCount(b, 100_000)
+	rounds := benchtest.BenchRounds(b)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
 		p := benchPipeline(b, time.Second)
-		queues := brokertest.DescribeBenchQueue(b, p.Main.Queue)
+		queues := benchtest.DescribeBenchQueue(b, p.Main.Queue)
 		noop := HandlerFunc(func(context.Context, Delivery) error { return nil })
 		// emptied waits until the main queue is empty. On quorum queues,
 		// deliveries acked just before the channel closed may come back
-		// (see brokertest.Returned): counted for a note, then purged.
+		// (see benchtest.Returned): counted for a note, then purged.
 		var returned [2][]int
 		ch := brokertest.Channel(b)
 		emptied := func(side int) {
 			if queues.Type == retrycore.QueueQuorum {
-				returned[side] = append(returned[side], brokertest.Returned(b, ch, p.Main.Queue, time.Second))
+				returned[side] = append(returned[side], benchtest.Returned(b, ch, p.Main.Queue, time.Second))
 				return
 			}
 			brokertest.WaitDepth(b, p.Main.Queue, 0, time.Minute)
 		}
 		daemonRun := func(int) float64 {
-			brokertest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, brokertest.BenchWindow, benchMessage)
+			benchtest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, benchtest.BenchWindow, benchMessage)
 			b.StartTimer()
 			took := runUntil(b, p, noop, n)
 			b.StopTimer()
 			emptied(0)
-			return brokertest.Rate(n, took)
+			return benchtest.Rate(n, took)
 		}
 		rawRun := func(int) float64 {
-			brokertest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, brokertest.BenchWindow, benchMessage)
-			raw := brokertest.RawConsumeAck(b, p.Main.Queue, n, p.Prefetch)
+			benchtest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, benchtest.BenchWindow, benchMessage)
+			raw := benchtest.RawConsumeAck(b, p.Main.Queue, n, p.Prefetch)
 			emptied(1)
-			return brokertest.Rate(n, raw)
+			return benchtest.Rate(n, raw)
 		}
-		r := brokertest.Alternate(b, rounds, daemonRun, rawRun)
-		brokertest.BenchLine(b, queues.Name("daemon-happy-vs-raw-consume-ack", fmt.Sprintf("prefetch %d", p.Prefetch), fmt.Sprintf("concurrency %d", p.Concurrency)), n, r, "")
-		brokertest.BenchNote("happy path: daemon %s msg/s; raw consume + ack %s msg/s", brokertest.RoundFigures(r.Measured), brokertest.RoundFigures(r.Baseline))
+		r := benchtest.Alternate(b, rounds, daemonRun, rawRun)
+		benchtest.BenchLine(b, queues.Name("daemon-happy-vs-raw-consume-ack", fmt.Sprintf("prefetch %d", p.Prefetch), fmt.Sprintf("concurrency %d", p.Concurrency)), n, r, "")
+		benchtest.BenchNote("happy path: daemon %s msg/s; raw consume + ack %s msg/s", benchtest.RoundFigures(r.Measured), benchtest.RoundFigures(r.Baseline))
 		queues.Note("happy path: the pipeline")
 		if queues.Type == retrycore.QueueQuorum {
-			brokertest.BenchNote("happy path: acked messages back in the main queue after the channel closed (redelivered, then purged): daemon %v, raw consume + ack %v",
+			benchtest.BenchNote("happy path: acked messages back in the main queue after the channel closed (redelivered, then purged): daemon %v, raw consume + ack %v",
 				returned[0], returned[1])
 		}
 	}
@@ -198,8 +199,8 @@ var errFirstAttempt = errors.New("first attempt fails")
 // message costs one such publish besides two deliveries, two acks and a
 // dead-lettering; information).
 func BenchmarkDaemonRetryPath(b *testing.B) {
-	n := brokertest.BenchCount(b, 100_000)
-	rounds := brokertest.BenchRounds(b)
+	n := benchtest.BenchCount(b, 100_000)
+	rounds := benchtest.BenchRounds(b)
 	ch := brokertest.Channel(b)
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
@@ -216,39 +217,39 @@ func BenchmarkDaemonRetryPath(b *testing.B) {
 			return nil
 		})
 		daemonRun := func(int) float64 {
-			brokertest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, brokertest.BenchWindow, benchMessage)
+			benchtest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, benchtest.BenchWindow, benchMessage)
 			b.StartTimer()
 			took := runUntil(b, p, flaky, n)
 			b.StopTimer()
 			emptied(p.Main.Queue, p.Error.Queue)
-			return brokertest.Rate(n, took)
+			return benchtest.Rate(n, took)
 		}
 		// The headers the daemon's first retry copy adds, built once: the
 		// raw loop sends the same table with every copy.
 		contract := retrycore.RetryHeaders(nil, retrycore.Failure{Exchange: p.Main.Exchange, RoutingKey: p.Main.RoutingKey, Queue: p.Main.Queue, Err: errFirstAttempt.Error()}, 1, time.Now())
 		rawLoop := func(retriedHeader string, retried amqp.Table) func(int) float64 {
 			return func(int) float64 {
-				brokertest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, brokertest.BenchWindow, benchMessage)
-				took := brokertest.RawRetryLoop(b, p.Main.Queue, p.Retry.Exchange, p.Tier(1).RoutingKey, retriedHeader, retried, n, p.Prefetch, brokertest.BenchWindow)
+				benchtest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, benchtest.BenchWindow, benchMessage)
+				took := benchtest.RawRetryLoop(b, p.Main.Queue, p.Retry.Exchange, p.Tier(1).RoutingKey, retriedHeader, retried, n, p.Prefetch, benchtest.BenchWindow)
 				emptied(p.Main.Queue)
-				return brokertest.Rate(n, took)
+				return benchtest.Rate(n, took)
 			}
 		}
 		publishRun := func(int) float64 {
-			took := brokertest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, brokertest.BenchWindow, benchMessage)
+			took := benchtest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, benchtest.BenchWindow, benchMessage)
 			brokertest.Purge(b, ch, p.Main.Queue)
-			return brokertest.Rate(n, took)
+			return benchtest.Rate(n, took)
 		}
-		queues := brokertest.DescribeBenchQueue(b, p.Main.Queue)
-		r := brokertest.AlternateAll(b, rounds, daemonRun, rawLoop(retrycore.HeaderRetryCount, contract), rawLoop("x-bench-retried", nil), publishRun)
-		brokertest.BenchLine(b, queues.Name("daemon-retry-vs-raw-retry-loop", fmt.Sprintf("the same headers, window %d, prefetch %d; daemon concurrency %d", brokertest.BenchWindow, p.Prefetch, p.Concurrency)),
+		queues := benchtest.DescribeBenchQueue(b, p.Main.Queue)
+		r := benchtest.AlternateAll(b, rounds, daemonRun, rawLoop(retrycore.HeaderRetryCount, contract), rawLoop("x-bench-retried", nil), publishRun)
+		benchtest.BenchLine(b, queues.Name("daemon-retry-vs-raw-retry-loop", fmt.Sprintf("the same headers, window %d, prefetch %d; daemon concurrency %d", benchtest.BenchWindow, p.Prefetch, p.Concurrency)),
 			n, r[0], "")
-		brokertest.BenchLine(b, queues.Name("daemon-retry-vs-one-header-raw-retry-loop", fmt.Sprintf("window %d; information, no target", brokertest.BenchWindow)),
+		benchtest.BenchLine(b, queues.Name("daemon-retry-vs-one-header-raw-retry-loop", fmt.Sprintf("window %d; information, no target", benchtest.BenchWindow)),
 			n, r[1], "")
-		brokertest.BenchLine(b, queues.Name("daemon-retry-vs-raw-confirmed-publish", fmt.Sprintf("window %d; information, no target", brokertest.BenchWindow)),
+		benchtest.BenchLine(b, queues.Name("daemon-retry-vs-raw-confirmed-publish", fmt.Sprintf("window %d; information, no target", benchtest.BenchWindow)),
 			n, r[2], "")
-		brokertest.BenchNote("retry path: daemon %s msg/s; raw retry loop, the same headers %s msg/s; one header %s msg/s; raw confirmed publish %s msg/s",
-			brokertest.RoundFigures(r[0].Measured), brokertest.RoundFigures(r[0].Baseline), brokertest.RoundFigures(r[1].Baseline), brokertest.RoundFigures(r[2].Baseline))
+		benchtest.BenchNote("retry path: daemon %s msg/s; raw retry loop, the same headers %s msg/s; one header %s msg/s; raw confirmed publish %s msg/s",
+			benchtest.RoundFigures(r[0].Measured), benchtest.RoundFigures(r[0].Baseline), benchtest.RoundFigures(r[1].Baseline), benchtest.RoundFigures(r[2].Baseline))
 		queues.Note("retry path: the pipeline's")
 	}
 }

@@ -11,7 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -21,7 +21,7 @@ import (
 // node 1 stops the loop at once with ErrManagementMismatch, before it
 // declares anything (no node is stopped).
 func TestClusterDaemonManagementMismatch(t *testing.T) {
-	brokertest.UseCluster(t) // starts the cluster if a node does not answer; stops nothing
+	clustertest.UseCluster(t) // starts the cluster if a node does not answer; stops nothing
 	const node1 = "amqp://guest:guest@127.0.0.1:5681/"
 	m, err := broker.NewManagement("http://guest:guest@127.0.0.1:15672", "/")
 	if err != nil {

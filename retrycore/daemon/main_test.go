@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: the
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.Cleanup(func(code int) {
-			brokertest.RemoveBinary() // the binary the CLI tests built
+			clitest.RemoveBinary() // the binary the CLI tests built
 			os.Exit(code)
 		}),
 	)

@@ -19,6 +19,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // tool is a monitoring binary: $PARKINGLOT_<NAME> (make test sets them from
@@ -118,7 +119,7 @@ func TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager(t *testing.T) {
 	t.Cleanup(hook.Close)
 
 	dir := t.TempDir()
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	watchPort, promPort, amPort := brokertest.FreePort(t), brokertest.FreePort(t), brokertest.FreePort(t)
 	start(t, "parkinglot watch", c.Command(ctx, "watch", lot, "--no-discover", "--listen", fmt.Sprintf("127.0.0.1:%d", watchPort),
 		"--interval", "1s", "--scan-interval", "1s"))

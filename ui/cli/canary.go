@@ -81,7 +81,7 @@ type canaryJSON struct {
 
 // canaryRun replays o step by step (replay.Session.Canary) and tells each
 // step's outcome.
-func canaryRun(ctx context.Context, f *Factory, s *replay.Session, o replay.Options, c *canaryFlags) error {
+func canaryRun(ctx context.Context, f *Factory, s Session, o replay.Options, c *canaryFlags) error {
 	wait, from, err := c.wait()
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ func testFactory(t *testing.T) (*Factory, *iostreamsBuffers) {
 	io, in, out, errOut := iostreams.Test()
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
-	f.OpenSession = func(context.Context, string) (*replay.Session, error) {
+	f.OpenSession = func(context.Context, string) (Session, error) {
 		t.Fatal("the command dialled the broker")
 		return nil, nil
 	}

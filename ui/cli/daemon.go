@@ -141,7 +141,7 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 			// not exported here).
 			ScanInterval: max(opts.WatchInterval, watch.DefaultScanInterval),
 			Open: func(ctx context.Context, _ string) (*replay.Session, error) {
-				return opts.Session(ctx, "daemon "+p.Name+" watch")
+				return opts.engineSession(ctx, "daemon "+p.Name+" watch")
 			},
 			Log: opts.Log,
 		})

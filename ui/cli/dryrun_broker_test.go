@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestDryRunExitsAsTheRunWould: a dry run's exit status predicts the real
@@ -33,7 +34,7 @@ func TestDryRunExitsAsTheRunWould(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, parking, 2, 15*time.Second)
 	noSuch := brokertest.Name(t, "no.such.exchange")
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/parkinglot/parkinglot/replay"
 )
 
 // edit --yes without a terminal and without $VISUAL or $EDITOR refuses the
@@ -31,7 +29,7 @@ func TestEditWithoutTerminalRefusesTheViFallback(t *testing.T) {
 			f, b := testFactory(t)
 			f.Getenv = func(k string) string { return tc.env[k] }
 			f.IOStreams.SetTerminal(tc.terminal, 80)
-			f.OpenSession = func(context.Context, string) (*replay.Session, error) { return nil, errDialled }
+			f.OpenSession = func(context.Context, string) (Session, error) { return nil, errDialled }
 			code := run(context.Background(), f, []string{"edit", "q", "m1", "--yes"})
 			if code != tc.code || !strings.Contains(b.err.String(), tc.err) || strings.Count(b.err.String(), "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want exit %d and one line holding %q", code, b.err.String(), tc.code, tc.err)

@@ -44,9 +44,9 @@ type Factory struct {
 	Conn   replay.Connection
 	Log    *slog.Logger
 
-	// OpenSession opens a replay session named for the command; nil is
-	// replay.Open on Conn and Config.
-	OpenSession func(ctx context.Context, name string) (*replay.Session, error)
+	// OpenSession opens a session named for the command; nil is
+	// replay.Open on Conn and Config. Tests give a fake.
+	OpenSession func(ctx context.Context, name string) (Session, error)
 }
 
 // NewFactory is a factory on streams with the process's environment.
@@ -62,7 +62,7 @@ func (f *Factory) JSON() bool { return f.Output == "json" }
 // $PARKINGLOT_CONNECTION_NAME, so tests can find and close its
 // connections), and refuses a management API of another cluster than the
 // connection's (management.go). Nothing dials before a command asks for it.
-func (f *Factory) Session(ctx context.Context, what string) (*replay.Session, error) {
+func (f *Factory) Session(ctx context.Context, what string) (Session, error) {
 	name := f.Getenv("PARKINGLOT_CONNECTION_NAME")
 	if name == "" {
 		name = "parkinglot " + what

@@ -44,7 +44,7 @@ const countWait = 5 * time.Second
 // stillParked counts queue's ready messages once the interrupted run gave
 // back what it held: a passive declare, read again until two reads agree
 // (a quorum queue applies returns a moment later), within countWait.
-func stillParked(ctx context.Context, s *replay.Session, queue string) leftOver {
+func stillParked(ctx context.Context, s Session, queue string) leftOver {
 	return func() (string, int, bool) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countWait)
 		defer cancel()

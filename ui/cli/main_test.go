@@ -6,13 +6,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestMain removes the binary the terminal and broker tests built
-// (brokertest.Binary) once the package's tests are done.
+// (clitest.Binary) once the package's tests are done.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	brokertest.RemoveBinary()
+	clitest.RemoveBinary()
 	os.Exit(code)
 }

@@ -12,6 +12,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // The brokers of this machine these tests pair: node 1 of the 4.3 cluster
@@ -30,7 +32,7 @@ const (
 // end, and returns their names and a function that reads both depths.
 func clusterLot(t *testing.T, n int) (lot, dest string, depths func() (int, int)) {
 	t.Helper()
-	brokertest.UseCluster(t) // starts the cluster if a node does not answer; stops nothing
+	clustertest.UseCluster(t) // starts the cluster if a node does not answer; stops nothing
 	conn, err := amqp.Dial(node1AMQP)
 	if err != nil {
 		t.Fatalf("the cluster's node 1 (make cluster): %v", err)
@@ -110,8 +112,8 @@ func mismatchLine(t *testing.T, out, amqpURL, amqpCluster, mgmtURL, mgmtCluster 
 // assumed URL is said on stderr, and nothing changes on the cluster.
 func TestClusterManagementMismatchRefused(t *testing.T) {
 	lot, dest, depths := clusterLot(t, 3)
-	c := brokertest.NewCLI(t, "PARKINGLOT_URL="+node1AMQP, "PARKINGLOT_MANAGEMENT_URL=")
-	check := func(what string, r brokertest.Result) {
+	c := clitest.NewCLI(t, "PARKINGLOT_URL="+node1AMQP, "PARKINGLOT_MANAGEMENT_URL=")
+	check := func(what string, r clitest.Result) {
 		t.Helper()
 		if r.Code != 2 {
 			t.Errorf("%s: exit %d, want 2\n%s%s", what, r.Code, r.Stdout, r.Stderr)
@@ -168,7 +170,7 @@ func TestClusterManagementMismatchRefused(t *testing.T) {
 // and replay work, and nothing is said about a mismatch.
 func TestClusterManagementMatchingPair(t *testing.T) {
 	lot, dest, depths := clusterLot(t, 3)
-	c := brokertest.NewCLI(t, "PARKINGLOT_URL="+node2AMQP, "PARKINGLOT_MANAGEMENT_URL="+node1Mgmt)
+	c := clitest.NewCLI(t, "PARKINGLOT_URL="+node2AMQP, "PARKINGLOT_MANAGEMENT_URL="+node1Mgmt)
 	r := c.Run("", "queues")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "connected to rabbitc2@localhost (amqp://guest:xxxxx@127.0.0.1:5682/)") || !strings.Contains(r.Stdout, lot) {
 		t.Errorf("queues: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -203,7 +205,7 @@ func TestClusterManagementURLListsOfTwoClusters(t *testing.T) {
 		{"PARKINGLOT_URL=" + amqpList, "PARKINGLOT_MANAGEMENT_URL="},
 		{"PARKINGLOT_URL=" + node1AMQP, "PARKINGLOT_MANAGEMENT_URL=" + mgmt43 + "," + node1Mgmt},
 	} {
-		c := brokertest.NewCLI(t, env...)
+		c := clitest.NewCLI(t, env...)
 		// The first URL is a random one: several runs see both orders.
 		for range 4 {
 			r := c.Run("", "list", lot)
@@ -230,7 +232,7 @@ func TestClusterManagementURLListsOfTwoClusters(t *testing.T) {
 // broker's) knows, which is what was asked for.
 func TestClusterManagementOverride(t *testing.T) {
 	lot, _, _ := clusterLot(t, 3)
-	c := brokertest.NewCLI(t, "PARKINGLOT_URL="+node1AMQP, "PARKINGLOT_MANAGEMENT_URL=")
+	c := clitest.NewCLI(t, "PARKINGLOT_URL="+node1AMQP, "PARKINGLOT_MANAGEMENT_URL=")
 	r := c.Run("", "--allow-management-mismatch", "queues")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "connected to amqp://guest:xxxxx@127.0.0.1:5681/") || strings.Contains(r.Stdout, lot) {
 		t.Errorf("queues: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

@@ -18,7 +18,7 @@ import (
 // found streamed. The pass writes each to a private temporary file; once it has
 // succeeded the line is written with them copied from there, so a failed
 // pass prints nothing, as before, and a million items are never in memory.
-func showPlanJSON(ctx context.Context, f *Factory, s *replay.Session, o replay.Options) (replay.Plan, error) {
+func showPlanJSON(ctx context.Context, f *Factory, s Session, o replay.Options) (replay.Plan, error) {
 	items, err := newJSONSpool()
 	if err != nil {
 		return replay.Plan{}, err

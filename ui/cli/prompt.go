@@ -48,7 +48,7 @@ func needsYes() error {
 // previewRows items. The items are streamed (to the output's temporary
 // file for JSON), so a plan of a million messages holds none in memory;
 // the plan returned has the counts and routes, and the items printed.
-func showPlan(ctx context.Context, f *Factory, s *replay.Session, o replay.Options) (replay.Plan, error) {
+func showPlan(ctx context.Context, f *Factory, s Session, o replay.Options) (replay.Plan, error) {
 	if f.JSON() {
 		return showPlanJSON(ctx, f, s, o)
 	}
@@ -67,7 +67,7 @@ func showPlan(ctx context.Context, f *Factory, s *replay.Session, o replay.Optio
 }
 
 // previewRemoval lists what a removing command would take, and asks.
-func previewRemoval(ctx context.Context, f *Factory, s *replay.Session, verb, queue string, sel replay.Selector) error {
+func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue string, sel replay.Selector) error {
 	out := f.IOStreams.Out
 	// Streamed: a preview of a million messages holds one batch at a time.
 	// A person sees the first previewRows rows and the count; -o json gets

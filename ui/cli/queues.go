@@ -60,7 +60,7 @@ an action.`,
 const connNodeWait = 1500 * time.Millisecond
 
 func queuesRun(ctx context.Context, opts *QueuesOptions) error {
-	s, err := opts.Session(ctx, "queues")
+	s, err := opts.engineSession(ctx, "queues")
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestQueuesArrivalsAndDepthMatchTheWatch: for a parking lot that clients
@@ -46,7 +47,7 @@ func TestQueuesArrivalsAndDepthMatchTheWatch(t *testing.T) {
 		brokertest.Publish(t, ch, "", source, amqp.Publishing{MessageId: fmt.Sprintf("d-%d", i), Body: []byte(`{}`)})
 	}
 
-	c := brokertest.NewCLI(t, "PARKINGLOT_URL="+vurl)
+	c := clitest.NewCLI(t, "PARKINGLOT_URL="+vurl)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	port := brokertest.FreePort(t)

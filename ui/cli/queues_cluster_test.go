@@ -16,6 +16,8 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestClusterQueues runs `queues` (the binary, --url and --management-url
@@ -26,14 +28,14 @@ import (
 // stopped node on the nodes line and in -o json, and says in words that
 // the classic queue cannot be used until its node is back.
 func TestClusterQueues(t *testing.T) {
-	brokertest.UseCluster(t)
-	m := brokertest.ClusterManagement(t)
+	clustertest.UseCluster(t)
+	m := clustertest.ClusterManagement(t)
 	ch := brokertest.Channel(t)
 	lot := brokertest.Name(t, "dlq")
 	brokertest.DeclareQueue(t, ch, lot, amqp.Table{"x-queue-type": "quorum"})
-	leader := brokertest.QueueLeader(t, m, lot).Leader
-	var down brokertest.ClusterNode
-	for _, n := range brokertest.ClusterNodes() {
+	leader := clustertest.QueueLeader(t, m, lot).Leader
+	var down clustertest.ClusterNode
+	for _, n := range clustertest.ClusterNodes() {
 		if n.Node != leader {
 			down = n
 		}
@@ -44,7 +46,7 @@ func TestClusterQueues(t *testing.T) {
 	declareOn(t, down, classic)
 	waitQueue(t, m, lot, func(q broker.QueueInfo) bool { return len(q.Online) == 3 })
 
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	r := c.Run("", "queues")
 	if r.Code != 0 {
 		t.Fatalf("queues: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -66,7 +68,7 @@ func TestClusterQueues(t *testing.T) {
 	}
 
 	t.Logf("stopping %s (%s); the leader is %s", down.Name, down.Node, leader)
-	brokertest.StopNode(t, down)
+	clustertest.StopNode(t, down)
 	downShort := strings.TrimSuffix(down.Node, "@localhost")
 	brokertest.Eventually(t, 60*time.Second, 500*time.Millisecond, func() bool { // the management API's view of the stopped node
 		r = c.Run("", "queues")
@@ -95,7 +97,7 @@ func TestClusterQueues(t *testing.T) {
 
 // declareOn declares a durable classic queue through a connection to node
 // n, deleted at the end of the test.
-func declareOn(t *testing.T, n brokertest.ClusterNode, name string) {
+func declareOn(t *testing.T, n clustertest.ClusterNode, name string) {
 	t.Helper()
 	conn, err := amqp.Dial(n.AMQP)
 	if err != nil {
@@ -149,7 +151,7 @@ type queueLine struct {
 }
 
 // jsonRow is queue's line of `queues -o json`.
-func jsonRow(t *testing.T, c *brokertest.CLI, queue string) queueLine {
+func jsonRow(t *testing.T, c *clitest.CLI, queue string) queueLine {
 	t.Helper()
 	r := c.Run("", "-o", "json", "queues")
 	if r.Code != 0 {

@@ -18,6 +18,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestQueuesShowsWhatTheWatchExports: for a parking lot, `queues --scan -o
@@ -37,7 +38,7 @@ func TestQueuesShowsWhatTheWatchExports(t *testing.T) {
 		brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte(`{}`),
 			Headers: amqp.Table{"x-last-error": e, "x-parked-at": parked}})
 	}
-	c := brokertest.NewCLI(t, "PARKINGLOT_URL="+vurl)
+	c := clitest.NewCLI(t, "PARKINGLOT_URL="+vurl)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	port := brokertest.FreePort(t)

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestDryRunSaysTheRateInForce: a parking lot's configured rate does not
@@ -31,7 +32,7 @@ func TestDryRunSaysTheRateInForce(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("parking_lots:\n  %s:\n    rate: 2\n", lot)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	r := c.Run("", "--config", cfg, "replay", lot, "--all", "--to", ":"+dest, "--dry-run")
 	want := "rate: at most 2 message(s)/s (from the config, parking_lots." + lot + ".rate): about 10s for 20 message(s)"
 	if r.Code != 0 || !strings.Contains(r.Stdout, want) {

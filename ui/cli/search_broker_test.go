@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestSearchAcrossParkingLots: a search over three parking lots, classic
@@ -48,7 +49,7 @@ func TestSearchAcrossParkingLots(t *testing.T) {
 	for _, q := range lots {
 		brokertest.WaitDepth(t, q, 21, 30*time.Second)
 	}
-	c := brokertest.NewCLI(t)
+	c := clitest.NewCLI(t)
 	order := func(q string) []string {
 		t.Helper()
 		r := c.Run("", "list", q, "-o", "json")

@@ -19,6 +19,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // terminal runs the parkinglot binary in a pseudo-terminal, as a person
@@ -36,7 +37,7 @@ type terminal struct {
 
 func startTerminal(t testing.TB, env []string, args ...string) *terminal {
 	t.Helper()
-	cmd := brokertest.NewCLI(t, env...).Command(context.Background(), args...)
+	cmd := clitest.NewCLI(t, env...).Command(context.Background(), args...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		t.Fatalf("start in a pty: %v", err)
@@ -244,7 +245,7 @@ var promptCases = []promptCase{
 		progress: "imported 3/3",
 		args: func(t *testing.T, park, dest, dir string) []string {
 			file := filepath.Join(dir, "export.jsonl")
-			if r := brokertest.NewCLI(t).Run("", "export", park, "--file", file); r.Code != 0 {
+			if r := clitest.NewCLI(t).Run("", "export", park, "--file", file); r.Code != 0 {
 				t.Fatalf("export for import: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
 			return []string{"import", file, "--to", ":" + dest}

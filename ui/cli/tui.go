@@ -40,7 +40,7 @@ func tuiRun(ctx context.Context, opts *TUIOptions) error {
 	ui.ApplyMemoryLimit()
 	quiet := *opts.Factory
 	quiet.Log = slog.New(slog.DiscardHandler) // the TUI owns the terminal: log lines would tear it
-	s, err := quiet.Session(ctx, "tui")
+	s, err := quiet.engineSession(ctx, "tui")
 	if err != nil {
 		return err
 	}

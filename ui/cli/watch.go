@@ -140,11 +140,11 @@ func watchRun(ctx context.Context, opts *WatchOptions) error {
 // openVhost opens a session on vhost ("" the connection's own).
 func (opts *WatchOptions) openVhost(ctx context.Context, vhost string) (*replay.Session, error) {
 	if vhost == "" {
-		return opts.Session(ctx, "watch")
+		return opts.engineSession(ctx, "watch")
 	}
 	f := *opts.Factory
 	f.Conn = connWithVhost(opts.Conn, vhost)
-	return f.Session(ctx, "watch "+vhost)
+	return f.engineSession(ctx, "watch "+vhost)
 }
 
 // connWithVhost is c on another vhost: every URL of its list names it.

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestWholeParkingLotOnEveryVersion: list, export and replay see every
@@ -34,7 +35,7 @@ func TestWholeParkingLotOnEveryVersion(t *testing.T) {
 			}
 			brokertest.PublishMany(t, ch, "", park, msgs)
 			brokertest.WaitDepth(t, park, n, 30*time.Second)
-			c := brokertest.NewCLI(t)
+			c := clitest.NewCLI(t)
 			c.Timeout = 10 * time.Minute // each run takes what it takes; the test binary has its own timeout
 			run := func(args ...string) []byte {
 				t.Helper()
