@@ -3,12 +3,9 @@
 package daemon
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: the
@@ -19,9 +16,5 @@ func TestMain(m *testing.M) {
 		// shared transport) idle between requests by design.
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.Cleanup(func(code int) {
-			clitest.RemoveBinary() // the binary the CLI tests built
-			os.Exit(code)
-		}),
 	)
 }
