@@ -21,7 +21,7 @@ import (
 // parkinglot code between them and the broker.
 
 // BenchWindow is how many publishes the seeding and the raw confirmed
-// publish baseline keep unconfirmed (README, "Performance": the raw baselines use 512).
+// publish baseline keep unconfirmed (the raw baselines use 512).
 const BenchWindow = 512
 
 // ConfirmedPublish publishes n messages made by mk to exchange/key with
@@ -326,8 +326,8 @@ func BenchCount(tb testing.TB, def int) int {
 	return def
 }
 
-// BigBenchDefault is the size of the big benchmarks' parking lot (README,
-// "Performance": the 1M lines).
+// BigBenchDefault is the size of the big benchmarks' parking lot (the
+// 1M lines).
 const BigBenchDefault = 1_000_000
 
 // BigBenchCount is the count of a big benchmark (the 1M lines), which runs
@@ -338,7 +338,7 @@ const BigBenchDefault = 1_000_000
 func BigBenchCount(tb testing.TB) int {
 	tb.Helper()
 	if os.Getenv("PARKINGLOT_BENCH_BIG") != "1" {
-		tb.Skip("the 1M benchmarks run with PARKINGLOT_BENCH_BIG=1 (README, \"Performance\")")
+		tb.Skip("the 1M benchmarks run with PARKINGLOT_BENCH_BIG=1 (go doc ./broker/brokertest/benchtest)")
 	}
 	if n, ok := envCount(tb, "PARKINGLOT_BENCH_BIG_N"); ok {
 		return n
@@ -411,7 +411,7 @@ func rawPipe(tb testing.TB, what string, prefetch, window int) (cch, pch *amqp.C
 // pattern in which every message is retried once through a TTL tier that
 // dead-letters it back. The headers a copy carries are part of that
 // ceiling: the broker decodes and re-encodes them when it dead-letters the
-// copy (README, "Performance").
+// copy.
 func RawRetryLoop(tb testing.TB, queue, exchange, key, retriedHeader string, retried amqp.Table, n, prefetch, window int) time.Duration {
 	tb.Helper()
 	cch, pch, confirms := rawPipe(tb, "retry", prefetch, window)

@@ -11,8 +11,8 @@ import (
 // CPUTime is the CPU time (user + system) used so far by this process
 // and, when $PARKINGLOT_BENCH_BROKER_PID names the broker's process on
 // this machine (beam.smp), by the broker (-1 otherwise). Two samples
-// around a run give its CPU cost on both sides (README, "Performance":
-// the runs are broker-bound), as information beside the rates: other
+// around a run give its CPU cost on both sides (the
+// runs are broker-bound), as information beside the rates: other
 // clients of the same broker count on its side too.
 func CPUTime() (client, broker time.Duration) {
 	var ru syscall.Rusage

@@ -9,7 +9,7 @@ import (
 )
 
 // RawPipelinedMove is the raw amqp091-go move, the baseline the replay is
-// held to (README, "Performance"): it consumes n messages from src with
+// held to (the package doc): it consumes n messages from src with
 // the given prefetch on one connection and publishes each to exchange/key
 // unchanged (same properties, headers and body; not mandatory) on a second
 // connection with publisher confirms, keeping up to window unconfirmed,

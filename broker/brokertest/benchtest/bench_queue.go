@@ -15,7 +15,7 @@ import (
 )
 
 // The replay and daemon benchmarks declare classic queues, unless
-// $PARKINGLOT_BENCH_QUEUE_TYPE=quorum (README, "Performance": `make
+// $PARKINGLOT_BENCH_QUEUE_TYPE=quorum (`make
 // bench-cluster` runs them on quorum queues replicated over the three
 // nodes of `make cluster`). The measured run and its baselines then share
 // the same quorum queues, so each ratio still compares like with like, and
@@ -46,8 +46,8 @@ func BenchQueueType(tb testing.TB) string {
 // the three-node cluster of `make cluster` it gets a replica on each node
 // by default: RabbitMQ docs, "Quorum Queues", replication factor;
 // DescribeBenchQueue reads back the replicas it got). A parking
-// lot also gets what retrycore declares for one (README, "The pipeline
-// file"): `x-delivery-limit: -1` on RabbitMQ 4.0+, which made 20 the
+// lot also gets what retrycore declares for one (the pipeline
+// file's rule): `x-delivery-limit: -1` on RabbitMQ 4.0+, which made 20 the
 // default.
 func BenchQueueArgs(tb testing.TB, parkingLot bool) amqp.Table {
 	tb.Helper()

@@ -4,8 +4,8 @@ package benchtest
 
 import "testing"
 
-// The figures lines keep their names on classic queues (README,
-// "Performance"), and say the queue type and replicas on quorum ones.
+// The figures lines keep their names on classic queues (the names the
+// README's figures use), and say the queue type and replicas on quorum ones.
 func TestBenchQueuesName(t *testing.T) {
 	classic := BenchQueues{Type: "classic"}
 	cluster := BenchQueues{Type: "quorum", Members: 3, Online: 3, Leader: "rabbitc1@localhost"}

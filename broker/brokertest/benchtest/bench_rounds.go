@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// Ratios from one run are not stable on a shared machine (README,
-// "Performance": the same replay measured 0.84 on a quiet run and 0.54 on
+// Ratios from one run are not stable on a shared machine (the
+// same replay measured 0.84 on a quiet run and 0.54 on
 // a busy one), so every benchmark alternates its measured run with its
 // baselines — A B A B …, BenchRounds pairs — and reports the median ratio
 // of the pairs with its min–max, beside the median rates.
