@@ -47,33 +47,13 @@ func (m *messagesScreen) View() string {
 		b.WriteString(st.Header.Render(pad("  "+pad("ID", cols.id)+" "+pad("AGE", cols.age)+" "+pad("ORIGIN", cols.origin)+" "+padLeft("ATTEMPTS", cols.att)+" ERROR", m.width)))
 	}
 	b.WriteString("\n")
-	from, to := m.list.window()
-	if to <= from {
-		b.WriteString(st.Dim.Render(m.emptyText()))
-		b.WriteString("\n")
-		from, to = 0, 1
-	}
 	now := m.c.now()
-	for i := from; i < to && i < m.list.count; i++ {
-		atCursor := i == m.list.cursor
-		var line string
+	m.list.draw(&b, st, m.emptyText(), func(i int, atCursor bool) string {
 		if m.grouped {
-			line = m.groupRow(m.groups[i], cols, now, !atCursor)
-		} else {
-			line = m.messageRow(m.rows[i], cols, now, !atCursor)
+			return m.groupRow(m.groups[i], cols, now, !atCursor)
 		}
-		if atCursor {
-			// Plain text inside: a nested style's reset would end the
-			// reverse video half-way.
-			line = st.Cursor.Render("▸" + line[len(" "):])
-		}
-		b.WriteString(line)
-		b.WriteString("\n")
-	}
-	// Fill the body so the status bar stays at the bottom.
-	for i := to - from; i < m.list.height; i++ {
-		b.WriteString("\n")
-	}
+		return m.messageRow(m.rows[i], cols, now, !atCursor)
+	})
 	return strings.TrimSuffix(b.String(), "\n")
 }
 

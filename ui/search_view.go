@@ -32,30 +32,16 @@ func (s *searchScreen) View() string {
 	cq, cid, cage, cerr := s.searchColumns()
 	b.WriteString(st.Header.Render(pad("  "+pad("QUEUE", cq)+" "+pad("ID", cid)+" "+pad("AGE", cage)+" ERROR", s.width)))
 	b.WriteString("\n")
-	from, to := s.list.window()
-	if to <= from {
-		b.WriteString(st.Dim.Render(s.emptyText()))
-		b.WriteString("\n")
-		from, to = 0, 1
-	}
 	now := s.c.now()
-	for i := from; i < to && i < len(s.matches); i++ {
+	s.list.draw(&b, st, s.emptyText(), func(i int, _ bool) string {
 		m := s.matches[i]
 		errText := clean(format.OneLine(m.Summary.Facts.Error))
 		if errText == "" {
 			errText = "–"
 		}
-		line := "  " + pad(clean(m.Queue), cq) + " " + pad(clean(m.Summary.ID), cid) + " " +
+		return "  " + pad(clean(m.Queue), cq) + " " + pad(clean(m.Summary.ID), cid) + " " +
 			pad(format.Age(m.Summary.Age(now)), cage) + " " + pad(errText, cerr)
-		if i == s.list.cursor {
-			line = st.Cursor.Render("▸" + line[len(" "):])
-		}
-		b.WriteString(line)
-		b.WriteString("\n")
-	}
-	for i := to - from; i < s.list.height; i++ {
-		b.WriteString("\n")
-	}
+	})
 	return strings.TrimSuffix(b.String(), "\n")
 }
 

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -79,4 +81,30 @@ func (l *vlist) clamp() {
 // window is the half-open range of rows on screen.
 func (l vlist) window() (from, to int) {
 	return l.offset, min(l.offset+l.height, l.count)
+}
+
+// draw writes the visible rows to b, row(i, atCursor) each, the one under
+// the cursor marked; the empty text when there are none; then blank lines
+// to the list's height, so what follows (the status bar) stays put.
+func (l *vlist) draw(b *strings.Builder, st *Styles, empty string, row func(i int, atCursor bool) string) {
+	from, to := l.window()
+	if to <= from {
+		b.WriteString(st.Dim.Render(empty))
+		b.WriteString("\n")
+		from, to = 0, 1
+	}
+	for i := from; i < to && i < l.count; i++ {
+		atCursor := i == l.cursor
+		line := row(i, atCursor)
+		if atCursor {
+			// Plain text inside: a nested style's reset would end the
+			// reverse video half-way.
+			line = st.Cursor.Render("▸" + line[len(" "):])
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	for i := to - from; i < l.height; i++ {
+		b.WriteString("\n")
+	}
 }
