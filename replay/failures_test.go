@@ -152,7 +152,8 @@ func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
 		t.Fatalf("browse without the API: %v, %d listed, management %v", err, len(b.Summaries), b.Management)
 	}
 	plan, err := s.Plan(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst)})
-	if err != nil || len(plan.Routes) != 1 || !strings.Contains(plan.Routes[0].Err, "route preview unavailable") || strings.Contains(plan.Routes[0].Err, "guest:guest") {
+	if err != nil || len(plan.Routes) != 1 || plan.Routes[0].Available ||
+		!errors.Is(plan.Routes[0].Unavailable, broker.ErrNoManagement) || strings.Contains(plan.Routes[0].Unavailable.Error(), "guest:guest") {
 		t.Fatalf("plan without the API: %v, routes %+v", err, plan.Routes)
 	}
 	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst)})
