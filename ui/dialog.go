@@ -88,6 +88,8 @@ type action interface {
 	finished(d *dialog)
 	// removes: the action takes the messages out of the parking lot.
 	removes() bool
+	// adds: the action puts messages into the parking lot.
+	adds() bool
 	// savedTo is where the messages were written, "" when nowhere.
 	savedTo() string
 	// errorText words a failed run in place of the shared wording.
@@ -108,6 +110,7 @@ func (actionBase) check(*dialog) (string, tea.Cmd)         { return "", nil }
 func (actionBase) help(*dialog) []key.Binding              { return nil }
 func (actionBase) finished(*dialog)                        {}
 func (actionBase) removes() bool                           { return true }
+func (actionBase) adds() bool                              { return false }
 func (actionBase) savedTo() string                         { return "" }
 func (actionBase) errorText(*dialog) (string, bool)        { return "", false }
 func (actionBase) discard(*dialog)                         {}

@@ -42,3 +42,4 @@ func (a *importAction) lines(d *dialog, _ int) []string {
 }
 
 func (a *importAction) removes() bool { return false }
+func (a *importAction) adds() bool    { return true }

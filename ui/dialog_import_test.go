@@ -67,3 +67,34 @@ func TestImportRunsAsAJob(t *testing.T) {
 		t.Fatalf("%d messages, want 7 + 2 imported", n)
 	}
 }
+
+// TestSearchResultsSeeAnImport: back on the results after an import into
+// a parking lot, that parking lot is searched again and its new messages
+// are listed.
+func TestSearchResultsSeeAnImport(t *testing.T) {
+	hs := startOnQueues(t)
+	hs.press("/")
+	hs.typeText("ord-0001")
+	hs.press("enter")
+	hs.until("the search to end", hs.searchDone)
+	hs.press("enter")
+	hs.until("the message to open", func() bool { _, ok := hs.m.top().(*messageScreen); return ok })
+	hs.press("esc")
+	hs.until("its list", func() bool { return hs.messages() != nil && hs.m.top() == hs.messages() && hs.loaded() })
+	file := filepath.Join(t.TempDir(), "fixed.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.fb.importID = "ord-0001-again"
+	hs.press("i")
+	hs.untilScreen("Import an export file")
+	hs.press("ctrl+u")
+	hs.typeText(file)
+	hs.press("enter")
+	hs.until("imported", func() bool { return hs.m.dialog == nil && hs.loaded() })
+	hs.press("esc")
+	hs.until("the results searched again", func() bool { return hs.search() != nil && hs.searchDone() && hs.fb.calledWith("in [orders.dlq]") == 1 })
+	if s := hs.screen(); !strings.Contains(s, "ord-0001-again") || !strings.Contains(s, "2 matches") {
+		t.Fatalf("the imported message is not among the results:\n%s", s)
+	}
+}

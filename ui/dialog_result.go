@@ -17,7 +17,8 @@ func (d *dialog) finished(msg actionDoneMsg) tea.Cmd {
 	d.act.finished(d)
 	text, kind := d.summary()
 	removed := d.act.removes() && d.result.Done > 0
-	refresh := func() tea.Msg { return refreshQueueMsg{queue: d.queue, removed: removed} }
+	added := d.act.adds() && d.result.Done > 0
+	refresh := func() tea.Msg { return refreshQueueMsg{queue: d.queue, removed: removed, added: added} }
 	if d.background {
 		// A job keeps its result on the jobs screen until dismissed.
 		d.state = dlgDone

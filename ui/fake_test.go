@@ -57,6 +57,7 @@ type fakeBackend struct {
 	// searchGate, when set, holds a search before each queue after the
 	// first until it is closed (or ctx ends).
 	searchGate chan struct{}
+	importID   string // the ids an import gives its messages, before "-N" ("imported" when empty)
 	// cluster answers Cluster (zero: a single broker that did not say).
 	cluster    Cluster
 	clusterErr error
@@ -487,6 +488,9 @@ func (f *fakeBackend) Import(ctx context.Context, req ActionRequest, path string
 			}
 		}
 		id := fmt.Sprintf("imported-%d", i+1)
+		if f.importID != "" {
+			id = fmt.Sprintf("%s-%d", f.importID, i+1)
+		}
 		f.add(req.Queue, id, "imported", time.Minute, `{}`)
 		res.Done++
 		if req.Progress != nil {

@@ -48,6 +48,7 @@ type (
 	refreshQueueMsg struct {
 		queue   string // reload the screens showing queue
 		removed bool   // some messages left it
+		added   bool   // some messages came into it (an import)
 	}
 )
 

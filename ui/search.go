@@ -187,8 +187,8 @@ type searchScreen struct {
 	res     *replay.SearchResult
 	err     error
 	stopped bool // ended early to open a match
-	// stale are searched queues an action changed since (their matches
-	// may be gone); kept is what a search of only those builds on.
+	// stale are searched queues an action changed since (matches may be
+	// gone, or new); kept is what a search of only those builds on.
 	stale   map[string]bool
 	kept    searchBase
 	opening *replay.SearchMatch // to open once the stopped search gave back
@@ -311,7 +311,7 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 		return s, s.doneStatus()
 	case refreshQueueMsg:
-		if msg.removed {
+		if msg.removed || msg.added {
 			s.stale[msg.queue] = true
 		}
 	case shownMsg:
