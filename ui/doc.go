@@ -19,9 +19,11 @@
 // result and the status line (dialog.go, dialog_view.go, dialog_result.go)
 // — and one action per kind, holding only its fields and its texts:
 // replay (dialog_replay.go), edit (dialog_edit.go), delete
-// (dialog_delete.go) and export (dialog_export.go). Replay and edit share
-// the route: the destination, the target and the plan (dialog_route.go);
-// replay alone has the canary (dialog_canary.go).
+// (dialog_delete.go), export (dialog_export.go) and import
+// (dialog_import.go). Replay and edit share the route: the destination,
+// the target and the plan (dialog_route.go); export and import share the
+// file field (dialog_file.go); replay alone has the canary
+// (dialog_canary.go).
 //
 // # The backend
 //
