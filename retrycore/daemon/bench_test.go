@@ -18,6 +18,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // The daemon benchmarks: Run with a no-op Go handler against the raw
@@ -59,7 +60,7 @@ func benchPipeline(b *testing.B, delay time.Duration) retrycore.Pipeline {
 	if err := p.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	for _, q := range append([]string{p.Main.Queue, p.Error.Queue}, tierQueues(p)...) {
+	for _, q := range append([]string{p.Main.Queue, p.Error.Queue}, retrytest.TierQueues(p)...) {
 		brokertest.DeleteQueueAtEnd(b, q)
 	}
 	for _, ex := range []string{p.Main.Exchange, p.Retry.Exchange, p.Error.Exchange} {
@@ -206,7 +207,7 @@ func BenchmarkDaemonRetryPath(b *testing.B) {
 		b.StopTimer()
 		p := benchPipeline(b, time.Millisecond)
 		emptied := func(queues ...string) {
-			for _, q := range append(queues, tierQueues(p)...) {
+			for _, q := range append(queues, retrytest.TierQueues(p)...) {
 				brokertest.WaitDepth(b, q, 0, time.Minute)
 			}
 		}

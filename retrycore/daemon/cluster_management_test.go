@@ -13,6 +13,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // TestClusterDaemonManagementMismatch: the loop holds each connection it
@@ -31,7 +32,7 @@ func TestClusterDaemonManagementMismatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	check := broker.StartManagementCheck(ctx, m, broker.Options{URL: "amqp://guest:guest@127.0.0.1:5672/"})
-	p := testPipeline(t, retrycore.QueueClassic, time.Second)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, time.Second)
 	err = Run(ctx, RunOptions{Pipeline: p, Broker: broker.Options{URL: node1}, Management: m, ManagementCheck: check}, HandlerFunc(func(context.Context, Delivery) error { return nil }))
 	var mm *broker.ManagementMismatchError
 	if !errors.Is(err, broker.ErrManagementMismatch) || !errors.As(err, &mm) || mm.AMQPCluster != "rabbitc1@vm" || mm.ManagementCluster != "rabbit@vm" {

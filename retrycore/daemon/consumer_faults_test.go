@@ -17,10 +17,11 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 func TestRunTwoLoopsShareTheQueueAndCountsHold(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
 	p.Prefetch, p.Concurrency = 5, 2
 	var calls callLog
 	handler := func(loopID string) Handler {
@@ -90,7 +91,7 @@ func TestRunTwoLoopsShareTheQueueAndCountsHold(t *testing.T) {
 }
 
 func TestRunTimesOutAHandlerThatNeverReturns(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
 	p.HandlerTimeout = retrycore.NewDelay(300 * time.Millisecond)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // before goleak looks
@@ -119,7 +120,7 @@ func TestRunTimesOutAHandlerThatNeverReturns(t *testing.T) {
 }
 
 func TestRunShutdownMidFlightLosesNothing(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, time.Second)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, time.Second)
 	p.Prefetch, p.Concurrency = 20, 3
 	var started, finished atomic.Int32
 	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error {
@@ -177,7 +178,7 @@ func TestRunShutdownMidFlightLosesNothing(t *testing.T) {
 }
 
 func TestRunSurvivesAForcedConnectionCloseAndResumes(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
 	p.Prefetch, p.Concurrency = 10, 2
 	hold := make(chan struct{})
 	var holdOnce sync.Once
@@ -278,8 +279,8 @@ func expectGivenBack(t *testing.T, l *loop, p retrycore.Pipeline, want error, re
 }
 
 func TestRunUnroutableRetryCopyGivesTheMessageBack(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
-	mustDeclare(t, p)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	retrytest.Declare(t, p)
 	tier := p.Tiers()[0]
 	l := startLoop(t, p, failUntilRetried(), nil)
 	ch := brokertest.Channel(t)
@@ -297,8 +298,8 @@ func TestRunUnroutableRetryCopyGivesTheMessageBack(t *testing.T) {
 }
 
 func TestRunNackedRetryCopyGivesTheMessageBack(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
-	mustDeclare(t, p)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	retrytest.Declare(t, p)
 	tier := p.Tiers()[0]
 	m := brokertest.Management(t)
 	ctx := context.Background()
@@ -326,9 +327,9 @@ func TestRunPipelinedCopiesEachGetTheirOwnReturn(t *testing.T) {
 	// confirm arrives; the ones sent to an unbound tier come back among
 	// routed ones. Each returned copy's original must be given back, each
 	// routed one acked: no return may be credited to another copy.
-	p := testPipeline(t, retrycore.QueueClassic, time.Hour, 2*time.Hour)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, time.Hour, 2*time.Hour)
 	p.Concurrency, p.Prefetch = 1, 200
-	mustDeclare(t, p)
+	retrytest.Declare(t, p)
 	first, second := p.Tiers()[0], p.Tiers()[1]
 	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("not yet") }), nil)
 	ch := brokertest.Channel(t)

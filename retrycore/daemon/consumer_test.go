@@ -18,6 +18,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // loop is one Run under test: its results arrive on a channel, and it is
@@ -183,7 +184,7 @@ func (c *callLog) of(id string) []Delivery {
 }
 
 func TestRunHappyPathAcksEachMessageOnce(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, time.Second)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, time.Second)
 	var calls callLog
 	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
 		calls.add(d)
@@ -217,7 +218,7 @@ func TestRunHappyPathAcksEachMessageOnce(t *testing.T) {
 }
 
 func TestRunTransientFailureRetriesThroughTheDelayTierThenSucceeds(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
 	var calls callLog
 	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
 		if calls.add(d) < 3 {
@@ -261,7 +262,7 @@ func TestRunTransientFailureRetriesThroughTheDelayTierThenSucceeds(t *testing.T)
 }
 
 func TestRunRetriesExhaustedParksAfterExactlyMaxRetries(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
 	var calls callLog
 	l := startLoop(t, p, HandlerFunc(func(_ context.Context, d Delivery) error {
 		calls.add(d)
@@ -324,8 +325,8 @@ func TestRunRetriesExhaustedParksAfterExactlyMaxRetries(t *testing.T) {
 }
 
 func TestRunPoisonParksOnFirstFailureWithoutTouchingTheRetryExchange(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueClassic, time.Minute)
-	mustDeclare(t, p)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, time.Minute)
+	retrytest.Declare(t, p)
 	// A probe queue sees anything published to the retry exchange.
 	ch := brokertest.Channel(t)
 	probe := brokertest.Name(t, "probe")
@@ -362,7 +363,7 @@ func TestRunPoisonParksOnFirstFailureWithoutTouchingTheRetryExchange(t *testing.
 func TestRunSelectsTheDelayTierByRetryNumber(t *testing.T) {
 	// Retry 1 goes to the short tier and comes back; retry 2 goes to the
 	// hour-long tier, where the test finds it waiting.
-	p := testPipeline(t, retrycore.QueueClassic, 200*time.Millisecond, time.Hour)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond, time.Hour)
 	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("not yet") }), nil)
 	publishN(t, p, "tiered", 1, func(int) string { return "x" })
 	short, long := p.Tiers()[0].Queue, p.Tiers()[1].Queue
@@ -388,7 +389,7 @@ func TestRunSelectsTheDelayTierByRetryNumber(t *testing.T) {
 }
 
 func TestRunQuorumPipelineRetriesThenParks(t *testing.T) {
-	p := testPipeline(t, retrycore.QueueQuorum, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueQuorum, 200*time.Millisecond)
 	p.MaxRetries = 2
 	l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("still broken") }), nil)
 	publishN(t, p, "quorum", 1, func(int) string { return "x" })

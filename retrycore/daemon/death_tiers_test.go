@@ -13,6 +13,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // A message that went through three delay tiers and was parked has its
@@ -27,7 +28,7 @@ func TestDeathHistoryOfThreeTiersIsNewestFirst(t *testing.T) {
 	for _, qt := range []string{retrycore.QueueClassic, retrycore.QueueQuorum} {
 		t.Run(qt, func(t *testing.T) {
 			// Whole seconds apart, so that every death has its own second.
-			p := testPipeline(t, qt, time.Second, 2*time.Second, 3*time.Second)
+			p := retrytest.Pipeline(t, qt, time.Second, 2*time.Second, 3*time.Second)
 			l := startLoop(t, p, HandlerFunc(func(context.Context, Delivery) error { return errors.New("not yet") }), nil)
 			publishN(t, p, "tiers", 1, func(int) string { return "x" })
 			var outcomes []string
@@ -40,7 +41,7 @@ func TestDeathHistoryOfThreeTiersIsNewestFirst(t *testing.T) {
 			if err := l.stop(); err != nil {
 				t.Fatal(err)
 			}
-			tiers := tierQueues(p)
+			tiers := retrytest.TierQueues(p)
 			parked := brokertest.Drain(t, brokertest.Channel(t), p.Error.Queue)
 			if len(parked) != 1 {
 				t.Fatalf("parking lot holds %d messages", len(parked))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // TestCanaryReplayStopsWhenMessagesComeBack: a real daemon whose handler
@@ -110,7 +111,7 @@ func TestCanaryReplayStopsWhenMessagesComeBack(t *testing.T) {
 // handled once it was fixed, and nothing is left parked.
 func TestCanaryRampOnAQuorumParkingLot(t *testing.T) {
 	c := newCLI(t)
-	p := testPipeline(t, retrycore.QueueQuorum, 200*time.Millisecond)
+	p := retrytest.Pipeline(t, retrycore.QueueQuorum, 200*time.Millisecond)
 	p.MaxRetries = 1
 	file := writePipelineFile(t, p)
 	dir := t.TempDir()

@@ -24,6 +24,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // The conservation tests run the real binary (`parkinglot daemon --exec
@@ -99,7 +100,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	t.Logf("fault schedule seed %d (set PARKINGLOT_CHAOS_SEED to repeat it)", seed)
 
-	p := testPipeline(t, spec.queueType, 200*time.Millisecond, 500*time.Millisecond)
+	p := retrytest.Pipeline(t, spec.queueType, 200*time.Millisecond, 500*time.Millisecond)
 	p.MaxRetries, p.Prefetch, p.Concurrency = 3, spec.prefetch, spec.concurrency
 	// The handlers are held while a fault is being prepared (see below):
 	// the hold must not run into the handler timeout.
@@ -277,7 +278,7 @@ func runConservation(t *testing.T, spec conservationSpec) {
 	// back) and look again: a copy still in flight brings a message back
 	// to the main queue, and the daemon is started again for it.
 	ch := brokertest.Channel(t) // a fresh connection: the broker may have restarted
-	work := append([]string{p.Main.Queue}, tierQueues(p)...)
+	work := append([]string{p.Main.Queue}, retrytest.TierQueues(p)...)
 	for round := 1; ; round++ {
 		var left, accounted int
 		brokertest.Eventually(t, time.Until(deadline), 100*time.Millisecond, func() bool {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
@@ -304,7 +305,7 @@ type cliPipeline struct {
 // test and deletes what it declares when the test ends.
 func writePipeline(t *testing.T, delay time.Duration) cliPipeline {
 	t.Helper()
-	p := testPipeline(t, retrycore.QueueClassic, delay)
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, delay)
 	p.MaxRetries = 2
 	yaml := fmt.Sprintf(`# written by %s
 name: %s

@@ -18,6 +18,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/retrycore/retrytest"
 )
 
 // TestGracefulStopRedeliversNothing stops the real daemon binary with
@@ -45,7 +46,7 @@ const gracefulBatch = 60
 // a last daemon finish the backlog, and counts the ids handled twice.
 func runGracefulStops(t *testing.T, queueType string, stops int) {
 	start := time.Now()
-	p := testPipeline(t, queueType, time.Second)
+	p := retrytest.Pipeline(t, queueType, time.Second)
 	// Many deliveries in flight and many acks at the moment of the stop:
 	// a wide prefetch, several handlers at once.
 	p.Prefetch, p.Concurrency = 100, 8

@@ -1,6 +1,8 @@
-//go:build integration
-
-package daemon
+// Package retrytest holds the pipeline fixtures of the tests that run the
+// retry loop against a real broker (retrycore/daemon's and ui/cli's): a
+// pipeline whose names are unique to the test and deleted when it ends,
+// its delay-tier queues, and its topology declared.
+package retrytest
 
 import (
 	"context"
@@ -11,9 +13,9 @@ import (
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// testPipeline is a pipeline with names unique to the test, all of which
-// are deleted when the test ends.
-func testPipeline(t *testing.T, queueType string, delays ...time.Duration) retrycore.Pipeline {
+// Pipeline is a pipeline with names unique to the test, all of which are
+// deleted when the test ends; delays are its retry tiers.
+func Pipeline(t *testing.T, queueType string, delays ...time.Duration) retrycore.Pipeline {
 	t.Helper()
 	name := brokertest.Name(t, "")
 	p := retrycore.Pipeline{
@@ -33,7 +35,7 @@ func testPipeline(t *testing.T, queueType string, delays ...time.Duration) retry
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append([]string{p.Main.Queue, p.Error.Queue}, tierQueues(p)...) {
+	for _, q := range append([]string{p.Main.Queue, p.Error.Queue}, TierQueues(p)...) {
 		brokertest.DeleteQueueAtEnd(t, q)
 	}
 	for _, ex := range []string{p.Main.Exchange, p.Retry.Exchange, p.Error.Exchange} {
@@ -42,7 +44,8 @@ func testPipeline(t *testing.T, queueType string, delays ...time.Duration) retry
 	return p
 }
 
-func tierQueues(p retrycore.Pipeline) []string {
+// TierQueues are p's delay-tier queues.
+func TierQueues(p retrycore.Pipeline) []string {
 	var qs []string
 	for _, tier := range p.Tiers() {
 		qs = append(qs, tier.Queue)
@@ -50,8 +53,8 @@ func tierQueues(p retrycore.Pipeline) []string {
 	return qs
 }
 
-// mustDeclare declares p's topology before a test publishes into it.
-func mustDeclare(t *testing.T, p retrycore.Pipeline) {
+// Declare declares p's topology before a test publishes into it.
+func Declare(t *testing.T, p retrycore.Pipeline) {
 	t.Helper()
 	conn := brokertest.Dial(t, "")
 	ch, err := conn.Channel()
