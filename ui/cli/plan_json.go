@@ -108,7 +108,7 @@ func writePlanLine(w io.Writer, p replay.Plan, items, refused, missing jsonArray
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
+	if err := enc.Encode(newPlanJSON(p)); err != nil {
 		return err
 	}
 	at := bytes.Index(head.Bytes(), itemsNull)

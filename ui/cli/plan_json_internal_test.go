@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -28,12 +29,13 @@ func TestPlanLineIsTheEncodedPlan(t *testing.T) {
 		"one":  {Queue: "orders.dlq", Items: []replay.PlanItem{item("a", "<html> & co")}},
 		"many": {Queue: `odd,"items":null,"x`, Items: []replay.PlanItem{item("a", "x"), item("b", long), item("c", "\n")},
 			Refused: []replay.Failure{{ID: "d", Err: "no origin"}}, Missing: []string{"e"}, Skipped: 2,
-			Resets: map[string]int{"x-retry-count": 3}, Notes: []string{"n"}, Report: broker.PassReport{Seen: 6}},
+			Resets: map[string]int{"x-retry-count": 3}, Notes: []replay.Note{{Kind: replay.NoteError, Err: errors.New("n")}},
+			Report: broker.PassReport{Seen: 6, Notes: []broker.Note{{Kind: broker.NoteNoManagement}}}},
 		"refused only": {Queue: "orders.dlq", Refused: []replay.Failure{{ID: "a", Err: "no origin"}, {ID: "b", Err: long}}, Missing: []string{"c"}},
 		"missing only": {Queue: "orders.dlq", Missing: []string{"a", long, `"q"`}, Routes: []replay.RoutePreview{}},
 	} {
 		var want bytes.Buffer
-		if err := WriteJSONLines(&want, []replay.Plan{p}); err != nil {
+		if err := WriteJSONLines(&want, []planJSON{newPlanJSON(p)}); err != nil {
 			t.Fatal(err)
 		}
 		var items, refused, missing bytes.Buffer
@@ -68,5 +70,21 @@ func encodeLine(t *testing.T, w *bytes.Buffer, v any) {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPlanJSONNotes: a plan's notes, and its pass's, are worded where the
+// plan's own fields put them: "notes" then "pass", the pass's "notes" last.
+func TestPlanJSONNotes(t *testing.T) {
+	p := replay.Plan{Queue: "q", Notes: []replay.Note{{Kind: replay.NoteError, Err: errors.New("boom")}},
+		Report: broker.PassReport{Seen: 1, GivenBack: 1, Notes: []broker.Note{{Kind: broker.NoteNoManagement}}}}
+	var got bytes.Buffer
+	if err := writePlanLine(&got, p, jsonArray{}, jsonArray{}, jsonArray{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"queue":"q","items":null,"routes":null,"notes":["boom"],"pass":{"seen":1,"taken":0,"given_back":1,"refreshed":0,` +
+		`"notes":["no management API: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"]}}` + "\n"
+	if got.String() != want {
+		t.Errorf("got  %s\nwant %s", got.String(), want)
 	}
 }
