@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -86,5 +87,31 @@ func TestPlanJSONNotes(t *testing.T) {
 		`"notes":["no management API: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"]}}` + "\n"
 	if got.String() != want {
 		t.Errorf("got  %s\nwant %s", got.String(), want)
+	}
+}
+
+// TestJSONSpoolLeavesNoName: the spool's name is gone from the temporary
+// directory once it is open (a plan killed midway leaves nothing there),
+// and it still reads back what was added.
+func TestJSONSpoolLeavesNoName(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	j, err := newJSONSpool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.remove()
+	if err := j.add("a"); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the spool left %d name(s) in %s", len(left), dir)
+	}
+	a, err := j.rewind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := a.lines.ReadString('\n'); a.n != 1 || line != "\"a\"\n" {
+		t.Errorf("read back %d value(s), first %q", a.n, line)
 	}
 }
