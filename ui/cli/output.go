@@ -184,3 +184,7 @@ type statusJSON struct {
 	replay.RunStatus
 	Notes []string `json:"notes,omitempty"`
 }
+
+func newStatusJSON(st replay.RunStatus) statusJSON {
+	return statusJSON{RunStatus: st, Notes: format.Notes(st.Notes)}
+}

@@ -47,7 +47,7 @@ func replayStatusRun(ctx context.Context, f *Factory, run string, queues []strin
 		return err
 	}
 	if f.JSON() {
-		return WriteJSONLines(f.IOStreams.Out, []statusJSON{{RunStatus: st, Notes: format.Notes(st.Notes)}})
+		return WriteJSONLines(f.IOStreams.Out, []statusJSON{newStatusJSON(st)})
 	}
 	_, err = fmt.Fprint(f.IOStreams.Out, RunStatusText(st))
 	notes(f, format.Notes(st.Notes))
