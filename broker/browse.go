@@ -74,8 +74,10 @@ type PassReport struct {
 	// early, to give them back with the rest on a queue that puts
 	// given-back messages at its back (browse_order.go). They are counted
 	// in GivenBack (or Refreshed), not in Seen.
-	HeldToKeepOrder int      `json:"held_to_keep_order,omitempty"`
-	Notes           []string `json:"notes,omitempty"`
+	HeldToKeepOrder int `json:"held_to_keep_order,omitempty"`
+	// Notes are what the user should know of the pass (ui/format words
+	// them; ui/cli puts them in -o json).
+	Notes []Note `json:"-"`
 }
 
 // Pass is one non-destructive pass over a queue's current contents. Every
@@ -196,17 +198,17 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 
 // learnQueue reads the queue type and delivery limit from the management
 // API; without it the pass protects quorum messages conservatively.
-func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, []string, error) {
+func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, []Note, error) {
 	facts := QueueFacts{Name: opts.Queue}
 	if opts.Management == nil {
-		return facts, []string{"no management API: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"}, nil
+		return facts, []Note{{Kind: NoteNoManagement}}, nil
 	}
 	info, err := opts.Management.Queue(ctx, opts.Queue)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return facts, nil, fmt.Errorf("browse: %w", err)
 	case err != nil:
-		return facts, []string{fmt.Sprintf("management API: %v; queue type and delivery limit unknown, quorum messages are protected conservatively", err)}, nil
+		return facts, []Note{{Kind: NoteManagementFailed, Err: err}}, nil
 	}
 	facts.Type = info.Type
 	if info.Type == "stream" {
@@ -215,10 +217,9 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 	version := conn.ServerVersion
 	facts.DeliveryLimit = EffectiveDeliveryLimit(info, version)
 	facts.LimitKnown = true
-	var notes []string
+	var notes []Note
 	if info.Type == "quorum" && !facts.DeliveryLimit.Unlimited() {
-		notes = append(notes, fmt.Sprintf("quorum queue with delivery limit %d (%s): messages within one give-back of it are refreshed (re-published, confirmed) instead of given back",
-			facts.DeliveryLimit.Limit, facts.DeliveryLimit.Source))
+		notes = append(notes, Note{Kind: NoteQuorumLimit, Limit: facts.DeliveryLimit})
 	}
 	return facts, notes, nil
 }
@@ -404,8 +405,8 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	if p.order.holdAll {
 		held, note := p.holdRest(ctx)
 		rep.HeldToKeepOrder = held
-		if note != "" {
-			rep.Notes = append(rep.Notes, note)
+		if note != nil {
+			rep.Notes = append(rep.Notes, *note)
 		}
 	}
 	p.mu.Lock()
@@ -428,11 +429,11 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	refreshed, err := p.refresh(ctx)
 	rep.Refreshed = refreshed
 	if err != nil {
-		rep.Notes = append(rep.Notes, err.Error())
+		rep.Notes = append(rep.Notes, Note{Kind: NoteRefreshFailed, Err: err})
 	}
 	if p.seen > 0 && p.order.batched {
-		if note := p.giveBackInBatches(ctx); note != "" {
-			rep.Notes = append(rep.Notes, note)
+		if note := p.giveBackInBatches(ctx); note != nil {
+			rep.Notes = append(rep.Notes, *note)
 		}
 	}
 	if p.seen > 0 {
@@ -448,8 +449,8 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	p.mu.Unlock()
 	switch {
 	case p.mayBeQuorum() && rep.Taken > 0 && rep.GivenBack > 0:
-		if note := p.awaitApplied(ctx, p.facts.Ready-rep.Taken); note != "" {
-			rep.Notes = append(rep.Notes, note)
+		if note := p.awaitApplied(ctx, p.facts.Ready-rep.Taken); note != nil {
+			rep.Notes = append(rep.Notes, *note)
 		}
 	case rep.GivenBack > 0:
 		// The queue requeues what was given back after the nack: a pass

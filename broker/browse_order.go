@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 )
@@ -57,13 +56,13 @@ func orderRuleFor(f QueueFacts, v Version) orderRule {
 // holdRest reads the rest of an early-ended pass (every message that was
 // ready when it began) so that all of them are given back together. It
 // returns how many it held, and a note when it could not finish.
-func (p *Pass) holdRest(ctx context.Context) (int, string) {
+func (p *Pass) holdRest(ctx context.Context) (int, *Note) {
 	p.mu.Lock()
 	before := p.seen
 	// Even a pass that read nothing may hold what the broker pushed.
 	if before >= p.full {
 		p.mu.Unlock()
-		return 0, ""
+		return 0, nil
 	}
 	p.target = p.full
 	p.mu.Unlock()
@@ -74,9 +73,9 @@ func (p *Pass) holdRest(ctx context.Context) (int, string) {
 			held := p.seen - before
 			p.mu.Unlock()
 			if errors.Is(err, io.EOF) {
-				return held, ""
+				return held, nil
 			}
-			return held, fmt.Sprintf("the pass ended early and could not hold the rest of the queue to keep its order (%v); the %d message(s) looked at may now be at the back", err, before+held)
+			return held, &Note{Kind: NoteOrderNotKept, Err: err, Count: before + held}
 		}
 	}
 }
@@ -115,7 +114,7 @@ func (p *Pass) takePushed(ctx context.Context) int {
 // again. A batch not ready within batchWait ends the batching: the rest go
 // back at once (their order may change, nothing is lost), and the note
 // says so.
-func (p *Pass) giveBackInBatches(ctx context.Context) string {
+func (p *Pass) giveBackInBatches(ctx context.Context) *Note {
 	p.mu.Lock()
 	var tags []uint64
 	for t := max(p.nextTag, 1); t <= p.lastTag; t++ {
@@ -125,11 +124,11 @@ func (p *Pass) giveBackInBatches(ctx context.Context) string {
 	}
 	p.mu.Unlock()
 	if len(tags) <= giveBackBatch {
-		return ""
+		return nil
 	}
 	base, err := p.readyNow()
 	if err != nil {
-		return ""
+		return nil
 	}
 	given := 0
 	for from := 0; from < len(tags); from += giveBackBatch {
@@ -137,14 +136,14 @@ func (p *Pass) giveBackInBatches(ctx context.Context) string {
 		// multiple: every unacked tag up to the batch's last, which is this
 		// batch (those before it were given back already).
 		if err := p.ch.Nack(batch[len(batch)-1], true, true); err != nil {
-			return ""
+			return nil
 		}
 		given += len(batch)
 		if !p.awaitReady(ctx, base+given, batchWait, 0) {
-			return fmt.Sprintf("the quorum queue did not take back %d given-back message(s) within %v; the rest were given back at once, and their order may have changed", given, batchWait)
+			return &Note{Kind: NoteGiveBackSlow, Count: given, Wait: batchWait}
 		}
 	}
-	return ""
+	return nil
 }
 
 // readyNow is the queue's ready count from one passive declare. Unlike

@@ -47,21 +47,21 @@ func (p *Pass) mayBeQuorum() bool {
 // the pass's last command, so once the given-back messages are ready again
 // every ack before it was applied. Bounded: past the deadline the channel
 // closes anyway (at worst a duplicate, never a loss).
-func (p *Pass) awaitApplied(ctx context.Context, wantReady int) string {
-	deadline := time.Now().Add(5 * time.Second)
+func (p *Pass) awaitApplied(ctx context.Context, wantReady int) *Note {
+	deadline := time.Now().Add(appliedWait)
 	for {
 		ready, err := readyCount(ctx, p.ch, p.facts)
 		if err != nil || ready >= wantReady {
-			return ""
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("the quorum queue had not applied every ack after 5s (%d ready, %d expected); some removed messages may come back as duplicates", ready, wantReady)
+			return &Note{Kind: NoteAcksPending, Wait: appliedWait, Count: ready, Expected: wantReady}
 		}
 		t := time.NewTimer(20 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ""
+			return nil
 		case <-t.C:
 		}
 	}
@@ -156,3 +156,6 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 	}
 	return n, firstErr
 }
+
+// appliedWait bounds awaitApplied.
+const appliedWait = 5 * time.Second

@@ -18,8 +18,8 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
-	"github.com/parkinglot/parkinglot/ui"
 )
 
 // The benchmarks (brokertest, "Benchmark method") that act on parking lots: replay and browse,
@@ -214,7 +214,7 @@ func TestBrowseChild(t *testing.T) {
 	if queue == "" {
 		t.Skip("only run by BenchmarkBrowse")
 	}
-	ui.ApplyMemoryLimit() // as the TUI runs (the binary's openTUI)
+	store.ApplyMemoryLimit() // as the TUI runs (the binary's openTUI)
 	s, _ := openSession(t, replay.Config{})
 	ctx := testCtx(t, 10*time.Minute)
 	var fig browseFigures

@@ -47,7 +47,7 @@ type Browse struct {
 	Report broker.PassReport
 	// Skipped counts messages the filter could not be evaluated on.
 	Skipped int
-	Notes   []string
+	Notes   []Note
 	// Management is why the management API did not answer (nil when it
 	// did): the browse went on without it, protecting quorum queues
 	// conservatively.
@@ -87,7 +87,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 	err = s.browsePass(ctx, p, o, sel, b)
 	rep, cerr := p.Close(context.WithoutCancel(ctx))
 	b.Report = rep
-	b.Notes = append(b.Notes, rep.Notes...)
+	b.Notes = append(b.Notes, passNotes(rep.Notes)...)
 	if err == nil {
 		err = cerr
 	}
@@ -133,7 +133,7 @@ func (s *Session) browsePass(ctx context.Context, p *broker.Pass, o BrowseOption
 		if err != nil {
 			b.Skipped++
 			if b.Skipped == 1 {
-				b.Notes = append(b.Notes, err.Error())
+				b.Notes = append(b.Notes, Note{Kind: NoteError, Err: err})
 			}
 			continue
 		}

@@ -44,7 +44,7 @@ func TestAPlanRightAfterABrowseSeesEveryMessage(t *testing.T) {
 					t.Fatal(err)
 				}
 				if plan.Chosen != n {
-					t.Fatalf("round %d: the plan right after a browse chose %d of %d (refused %d, seen %d, notes %q)", round, plan.Chosen, n, plan.RefusedCount, plan.Report.Seen, plan.Notes)
+					t.Fatalf("round %d: the plan right after a browse chose %d of %d (refused %d, seen %d, notes %v)", round, plan.Chosen, n, plan.RefusedCount, plan.Report.Seen, plan.Notes)
 				}
 			}
 		})

@@ -119,7 +119,7 @@ func (c *committer) commit(batch []settled) {
 	}
 	if len(ackFailed) > 0 {
 		if err := c.audit.commit(ackFailed); err != nil {
-			c.tally.note(err.Error())
+			c.tally.note(Note{Kind: NoteError, Err: err})
 		}
 	}
 }

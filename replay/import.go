@@ -80,7 +80,7 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 			if pb.UserId != "" && pb.UserId != s.amqpUser {
 				if !userNoted {
 					userNoted = true
-					r.tally.note(fmt.Sprintf("user_id %q left out: RabbitMQ only accepts the connection's own user (%q)", pb.UserId, s.amqpUser))
+					r.tally.note(Note{Kind: NoteUserIDLeftOut, UserID: pb.UserId, ConnUser: s.amqpUser})
 				}
 				pb.UserId = ""
 			}

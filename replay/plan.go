@@ -43,7 +43,7 @@ type Plan struct {
 	// Resets counts, per retry counter, the messages whose copy would have
 	// it reset (Transform).
 	Resets map[string]int    `json:"resets,omitempty"`
-	Notes  []string          `json:"notes,omitempty"`
+	Notes  []Note            `json:"-"` // ui/cli puts them, worded, in -o json
 	Facts  broker.QueueFacts `json:"-"`
 	Report broker.PassReport `json:"pass"`
 }
@@ -228,7 +228,7 @@ func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan,
 	err = planPass(ctx, p, o, sel, q, &plan, routes, sink)
 	rep, cerr := p.Close(context.WithoutCancel(ctx))
 	plan.Report = rep
-	plan.Notes = append(plan.Notes, rep.Notes...)
+	plan.Notes = append(plan.Notes, passNotes(rep.Notes)...)
 	if err == nil {
 		err = cerr
 	}
@@ -252,7 +252,7 @@ func planPass(ctx context.Context, p *broker.Pass, o Options, sel *selection, q 
 	w := walk{queue: o.Queue, sel: sel, q: q, skip: func(_ string, err error) {
 		plan.Skipped++
 		if plan.Skipped == 1 {
-			plan.Notes = append(plan.Notes, err.Error())
+			plan.Notes = append(plan.Notes, Note{Kind: NoteError, Err: err})
 		}
 	}}
 	for c, err := range w.chosen(ctx, p) {
@@ -435,8 +435,6 @@ func (s *Session) dryRun(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	t.pass(plan.Report)
-	for _, n := range plan.Notes {
-		t.res.Notes = appendOnce(t.res.Notes, n)
-	}
+	t.res.Notes = appendOnce(t.res.Notes, plan.Notes...)
 	return t.finish(), err
 }

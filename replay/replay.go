@@ -107,7 +107,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	}
 	defer r.close()
 	if _, merr := s.Management(ctx); merr != nil {
-		r.tally.note(merr.Error() + " (origins through delay queues are not followed)")
+		r.tally.note(Note{Kind: NoteDelayNotFollowed, Err: merr})
 	}
 	err = s.replayPasses(ctx, r, o.Queue, sel, s.originQuery(ctx, o.Queue, o.To), replayPrepare(o.Queue, o.Target, "replay"))
 	r.leftovers()
@@ -213,7 +213,7 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		if ctx.Err() != nil || r.stop.Load() || attempt >= s.Reconnects {
 			return perr
 		}
-		r.tally.note(fmt.Sprintf("%v; reconnecting and carrying on", perr))
+		r.tally.note(Note{Kind: NoteReconnect, Err: perr})
 	}
 }
 

@@ -196,7 +196,7 @@ func (r *run) failedFor(j *job, err error) {
 	if j.counted {
 		// Already counted as done in an earlier pass; this re-send of a
 		// possibly returned message did not go through, and it is parked.
-		r.tally.note(fmt.Sprintf("%s: re-sent after a lost connection and not confirmed (%v); it is parked", j.id, err))
+		r.tally.note(Note{Kind: NoteResentUnconfirmed, ID: j.id, Err: err})
 		return
 	}
 	var dest *retrycore.Destination
@@ -428,7 +428,5 @@ func addReport(total *broker.PassReport, rep broker.PassReport) {
 	total.Taken += rep.Taken
 	total.GivenBack += rep.GivenBack
 	total.Refreshed += rep.Refreshed
-	for _, n := range rep.Notes {
-		total.Notes = appendOnce(total.Notes, n)
-	}
+	total.Notes = appendPassOnce(total.Notes, rep.Notes...)
 }

@@ -50,7 +50,7 @@ type RunStatus struct {
 	// with (retrycore.Facts.SameError).
 	Groups    map[string]int `json:"groups,omitempty"`
 	SameError int            `json:"same_error"`
-	Notes     []string       `json:"notes,omitempty"`
+	Notes     []Note         `json:"-"` // ui/cli puts them, worded, in -o json
 }
 
 // RunStatus reads the audit log for run's entries, then browses the
@@ -82,7 +82,7 @@ func (s *Session) RunStatus(ctx context.Context, run string, queues []string) (R
 			return st, fmt.Errorf("%s: %w", q, err)
 		}
 		if b.Management != nil {
-			st.Notes = appendOnce(st.Notes, b.Management.Error())
+			st.Notes = appendOnce(st.Notes, Note{Kind: NoteError, Err: b.Management})
 		}
 		st.Notes = append(st.Notes, b.Notes...)
 	}

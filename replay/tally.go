@@ -78,11 +78,11 @@ func (t *tally) dryRun(id string, dest *retrycore.Destination, route *RoutePrevi
 	t.emitLocked(Event{Kind: EventDryRun, ID: id, Destination: dest, Route: route, Resets: resets})
 }
 
-func (t *tally) note(text string) {
+func (t *tally) note(n Note) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.res.Notes = append(t.res.Notes, text)
-	t.emitLocked(Event{Kind: EventNote, Text: text})
+	t.res.Notes = append(t.res.Notes, n)
+	t.emitLocked(Event{Kind: EventNote, Note: &n})
 }
 
 // routeNote tells of a route that warns (RoutePreview.Warns), for the
@@ -105,18 +105,7 @@ func (t *tally) pass(rep broker.PassReport) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	addReport(&t.res.Pass, rep)
-	for _, n := range rep.Notes {
-		t.res.Notes = appendOnce(t.res.Notes, n)
-	}
-}
-
-func appendOnce(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
+	t.res.Notes = appendOnce(t.res.Notes, passNotes(rep.Notes)...)
 }
 
 // finish emits the final event and returns the result.

@@ -78,7 +78,7 @@ const (
 	EventSkipped   EventKind = "skipped"  // e.g. already sent in this run (loop guard)
 	EventDryRun    EventKind = "dry-run"  // would be sent to Destination
 	EventFinished  EventKind = "finished" // the run is over
-	EventNote      EventKind = "note"     // something the user should know (Text)
+	EventNote      EventKind = "note"     // something the user should know (Note or Route)
 	EventRateLimit EventKind = "rate"     // waiting for the rate limiter
 )
 
@@ -94,6 +94,9 @@ type Event struct {
 	// Route is the route a dry-run message would take, and the route a
 	// note warns of (Text empty: the caller words it, ui/format).
 	Route *RoutePreview `json:"-"`
+	// Note is what a note tells (Text empty: the caller words it,
+	// ui/format).
+	Note *Note `json:"-"`
 	// Resets are the retry counters the copy reset (replayed, dry-run).
 	Resets []string `json:"resets,omitempty"`
 	Done   int      `json:"done"`  // messages finished so far (done or failed)
@@ -117,8 +120,9 @@ type Result struct {
 	Resets map[string]int    `json:"resets,omitempty"`
 	Pass   broker.PassReport `json:"pass"`
 	// Notes are things the user should know (a reconnect, a note of the
-	// browse pass about quorum delivery limits).
-	Notes []string `json:"notes,omitempty"`
+	// browse pass about quorum delivery limits); ui/format words them and
+	// ui/cli puts them in -o json.
+	Notes []Note `json:"-"`
 	// Routes are a dry run's routes that warn (RoutePreview.Warns), told
 	// before the Notes once worded (ui/format.RouteWarning).
 	Routes []RoutePreview `json:"-"`

@@ -104,7 +104,7 @@ func planFrom(p replay.Plan) Plan {
 	if p.MissingCount > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d message(s) are no longer in the queue", p.MissingCount))
 	}
-	out.Warnings = append(out.Warnings, p.Notes...)
+	out.Warnings = append(out.Warnings, format.Notes(p.Notes)...)
 	return out
 }
 

@@ -38,6 +38,9 @@
 //     most 4,096 of each, so 100k summaries of one parking lot no longer
 //     hold 100k copies of them (about 30 MB).
 //
+// [ApplyMemoryLimit] sets the soft memory limit the TUI (and the browse
+// benchmark's child, measured as the TUI runs) works within.
+//
 // Nothing here grows with a message's body, headers or error text. Bounds
 // elsewhere keep the rest flat: list, export and a replay's plan stream, a
 // run lists its first failures and counts the rest.

@@ -202,12 +202,5 @@ func hintItem(it replay.PlanItem) replay.PlanItem {
 
 func hintResult(r replay.Result) replay.Result {
 	r.Failures = hintFailures(r.Failures)
-	if len(r.Routes) > 0 {
-		notes := make([]string, 0, len(r.Routes)+len(r.Notes))
-		for _, rp := range r.Routes {
-			notes = append(notes, format.RouteWarning(rp))
-		}
-		r.Notes = append(notes, r.Notes...)
-	}
 	return r
 }

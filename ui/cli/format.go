@@ -99,7 +99,7 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	listUpTo(&b, len(p.Missing), missing, maxItems, " not found", func(i int) string {
 		return "not found: " + p.Missing[i]
 	})
-	for _, n := range p.Notes {
+	for _, n := range format.Notes(p.Notes) {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -141,7 +141,7 @@ func WriteResult(w io.Writer, verb string, r replay.Result) error {
 	if r.Failed > len(r.Failures) {
 		fmt.Fprintf(&b, "… and %d more not done (-o json reports each as it happens)\n", r.Failed-len(r.Failures))
 	}
-	for _, n := range r.Notes {
+	for _, n := range resultNotes(r) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if r.Run != "" && r.Done > 0 {

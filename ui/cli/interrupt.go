@@ -86,7 +86,8 @@ func reportInterrupted(f *Factory, w io.Writer, verb string, left leftOver, res 
 		text, n, counted = left()
 	}
 	if f.JSON() {
-		rj := ResultJSON{Event: replay.EventFinished, Result: res, Interrupted: true}
+		rj := newResultJSON(res)
+		rj.Interrupted = true
 		if counted {
 			rj.StillParked = &n
 		}

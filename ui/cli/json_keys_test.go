@@ -17,7 +17,7 @@ import (
 func TestJSONKeysAreSnakeCase(t *testing.T) {
 	n := int64(2)
 	dest := retrycore.Destination{Exchange: "ex", RoutingKey: "rk"}
-	pass := broker.PassReport{Seen: 1, Taken: 1, GivenBack: 1, Refreshed: 1, Notes: []string{"n"}}
+	pass := broker.PassReport{Seen: 1, Taken: 1, GivenBack: 1, Refreshed: 1, Notes: []broker.Note{{Kind: broker.NoteNoManagement}}}
 	facts := retrycore.Facts{
 		Deaths:        []retrycore.Death{{Queue: "q", Reason: "rejected", Count: 1, Exchange: "ex", RoutingKeys: []string{"rk"}, OriginalExpiration: "5"}},
 		FirstDeath:    retrycore.DeathRef{Queue: "q", Reason: "rejected", Exchange: "ex"},
@@ -26,10 +26,10 @@ func TestJSONKeysAreSnakeCase(t *testing.T) {
 	}
 	sum := replay.Summary{ID: "id", Facts: facts, Origin: &retrycore.Origin{Destination: dest, Source: "s", Queue: "q"}}
 	for name, v := range map[string]any{
-		"plan": replay.Plan{Queue: "q", Items: []replay.PlanItem{{ID: "id", Destination: dest, Resets: []string{"x-death"}}},
+		"plan": planJSON{Plan: replay.Plan{Queue: "q", Items: []replay.PlanItem{{ID: "id", Destination: dest, Resets: []string{"x-death"}}},
 			Refused: []replay.Failure{{ID: "id", Err: "e"}}, Routes: []replay.RoutePreview{{Destination: dest, Queues: []string{"q"}, Available: true}},
-			Resets: map[string]int{"x-death": 1}, Report: pass},
-		"result":  ResultJSON{Event: replay.EventFinished, Result: replay.Result{Done: 1, Failures: []replay.Failure{{ID: "id", Err: "e"}}, Pass: pass}},
+			Resets: map[string]int{"x-death": 1}, Report: pass}, Notes: []string{"n"}, Report: newPassJSON(pass)},
+		"result":  newResultJSON(replay.Result{Done: 1, Failures: []replay.Failure{{ID: "id", Err: "e"}}, Pass: pass, Notes: []replay.Note{{Kind: replay.NotePass, Pass: pass.Notes[0]}}}),
 		"event":   replay.Event{Kind: replay.EventReplayed, ID: "id", Destination: &dest, Resets: []string{"x-death"}},
 		"summary": sum,
 		"queue":   replay.QueueRow{QueueInfo: broker.QueueInfo{Name: "q"}, ParkingLot: true},

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // ListOptions are `parkinglot list`'s.
@@ -88,6 +89,6 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if b.Management != nil {
 		notes(opts.Factory, []string{errorLine(b.Management)})
 	}
-	notes(opts.Factory, b.Notes)
+	notes(opts.Factory, format.Notes(b.Notes))
 	return nil
 }

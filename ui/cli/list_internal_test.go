@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -15,14 +16,15 @@ import (
 // stderr, each "note: …"; the engine's part is broker's
 // TestBrowseQuorumParkingLotListedBySessions100Times.
 func TestListJSONAndNotes(t *testing.T) {
-	const note = "quorum queue with delivery limit 3: messages near the limit were refreshed (given back to the tail)"
+	const note = "quorum queue with delivery limit 3 (x-delivery-limit argument): messages within one give-back of it are refreshed (re-published, confirmed) instead of given back"
 	s := &fakeSession{browse: func(o replay.BrowseOptions) (*replay.Browse, error) {
 		if o.Queue != "parking" || !o.StreamOnly || o.OnBatch == nil {
 			t.Errorf("browse options %+v; want a streamed browse of parking", o)
 		}
 		o.OnBatch([]replay.Summary{{ID: "m-1", Exchange: "orders", RoutingKey: "created", BodySize: 2}})
 		o.OnBatch([]replay.Summary{{ID: "m-2", Exchange: "orders", RoutingKey: "created", BodySize: 3}})
-		return &replay.Browse{Notes: []string{note}}, nil
+		limit := broker.DeliveryLimit{Limit: 3, Source: "x-delivery-limit argument"}
+		return &replay.Browse{Notes: []replay.Note{{Kind: replay.NotePass, Pass: broker.Note{Kind: broker.NoteQuorumLimit, Limit: limit}}}}, nil
 	}}
 	f, b := fakeFactory(t, s)
 	if code := run(context.Background(), f, []string{"list", "parking", "-o", "json"}); code != 0 {

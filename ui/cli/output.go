@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
@@ -85,6 +86,9 @@ func (p *ProgressPrinter) Event(e replay.Event) {
 			e.Text = format.RouteWarning(*e.Route)
 		}
 	}
+	if e.Note != nil {
+		e.Text = format.Note(*e.Note)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.JSON != nil {
@@ -125,8 +129,62 @@ func (p *ProgressPrinter) Finish() {
 type ResultJSON struct {
 	Event replay.EventKind `json:"event"`
 	replay.Result
+	// Pass, Notes and Run are the Result's own with its notes worded; they
+	// are its last fields, so the line keeps its order.
+	Pass  PassJSON `json:"pass"`
+	Notes []string `json:"notes,omitempty"`
+	Run   string   `json:"run,omitempty"`
 	// Interrupted: the run was stopped by Ctrl-C or SIGTERM (exit 130);
 	// StillParked is then the queue's ready count after it.
 	Interrupted bool `json:"interrupted,omitempty"`
 	StillParked *int `json:"still_parked,omitempty"`
+}
+
+// newResultJSON is the -o json line of a finished run.
+func newResultJSON(r replay.Result) ResultJSON {
+	return ResultJSON{Event: replay.EventFinished, Result: r, Pass: newPassJSON(r.Pass), Notes: resultNotes(r), Run: r.Run}
+}
+
+// resultNotes are a run's notes in words: the warnings of its routes
+// (a dry run's), then its notes.
+func resultNotes(r replay.Result) []string {
+	var notes []string
+	for _, rp := range r.Routes {
+		notes = append(notes, format.RouteWarning(rp))
+	}
+	return append(notes, format.Notes(r.Notes)...)
+}
+
+// PassJSON is a pass's report in -o json, its notes worded (the report's
+// last field, so the object keeps its order).
+type PassJSON struct {
+	broker.PassReport
+	Notes []string `json:"notes,omitempty"`
+}
+
+func newPassJSON(r broker.PassReport) PassJSON {
+	return PassJSON{PassReport: r, Notes: format.PassNotes(r.Notes)}
+}
+
+// planJSON is a plan in -o json, its notes worded (the plan's last two
+// fields, so the line keeps its order).
+type planJSON struct {
+	replay.Plan
+	Notes  []string `json:"notes,omitempty"`
+	Report PassJSON `json:"pass"`
+}
+
+func newPlanJSON(p replay.Plan) planJSON {
+	return planJSON{Plan: p, Notes: format.Notes(p.Notes), Report: newPassJSON(p.Report)}
+}
+
+// statusJSON is a run's status in -o json, its notes worded (its last
+// field).
+type statusJSON struct {
+	replay.RunStatus
+	Notes []string `json:"notes,omitempty"`
+}
+
+func newStatusJSON(st replay.RunStatus) statusJSON {
+	return statusJSON{RunStatus: st, Notes: format.Notes(st.Notes)}
 }

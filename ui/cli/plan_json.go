@@ -52,11 +52,15 @@ func showPlanJSON(ctx context.Context, f *Factory, s Session, o replay.Options) 
 }
 
 // jsonSpool is a private (0600) temporary file of JSON values, one a line.
+// Its name is removed as soon as it is open, as broker/store's files are:
+// the open file lives on until remove, so a plan killed midway leaves no
+// copy of the messages' ids and errors in the temporary directory.
 type jsonSpool struct {
-	f   *os.File
-	w   *bufio.Writer
-	enc *json.Encoder
-	n   int
+	f    *os.File
+	path string // "" once the name is removed
+	w    *bufio.Writer
+	enc  *json.Encoder
+	n    int
 }
 
 func newJSONSpool() (*jsonSpool, error) {
@@ -64,10 +68,15 @@ func newJSONSpool() (*jsonSpool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &jsonSpool{f: f, w: w, enc: enc}, nil
+	j := &jsonSpool{f: f, path: f.Name()}
+	// Where the system cannot remove an open file's name, remove does.
+	if os.Remove(j.path) == nil {
+		j.path = ""
+	}
+	j.w = bufio.NewWriter(f)
+	j.enc = json.NewEncoder(j.w)
+	j.enc.SetEscapeHTML(false)
+	return j, nil
 }
 
 func (j *jsonSpool) add(v any) error {
@@ -86,7 +95,14 @@ func (j *jsonSpool) rewind() (jsonArray, error) {
 	return jsonArray{j.n, bufio.NewReader(j.f)}, nil
 }
 
-func (j *jsonSpool) remove() { _ = j.f.Close(); _ = os.Remove(j.f.Name()) }
+// remove closes the file (freeing its space) and removes its name if it
+// is still there.
+func (j *jsonSpool) remove() {
+	_ = j.f.Close()
+	if j.path != "" {
+		_ = os.Remove(j.path)
+	}
+}
 
 // jsonArray is n JSON values, one a line, to be written as an array.
 type jsonArray struct {
@@ -108,7 +124,7 @@ func writePlanLine(w io.Writer, p replay.Plan, items, refused, missing jsonArray
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
+	if err := enc.Encode(newPlanJSON(p)); err != nil {
 		return err
 	}
 	at := bytes.Index(head.Bytes(), itemsNull)

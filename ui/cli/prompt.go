@@ -134,7 +134,7 @@ func runAndReportLeft(ctx context.Context, f *Factory, w io.Writer, verb string,
 		return reportInterrupted(f, w, verb, left, res, err)
 	}
 	if f.JSON() {
-		if werr := WriteJSONLines(w, []ResultJSON{{Event: replay.EventFinished, Result: res}}); werr != nil && err == nil {
+		if werr := WriteJSONLines(w, []ResultJSON{newResultJSON(res)}); werr != nil && err == nil {
 			err = werr
 		}
 	} else if res.Done+res.Failed+res.Skipped > 0 || err == nil {

@@ -47,10 +47,10 @@ func replayStatusRun(ctx context.Context, f *Factory, run string, queues []strin
 		return err
 	}
 	if f.JSON() {
-		return WriteJSONLines(f.IOStreams.Out, []replay.RunStatus{st})
+		return WriteJSONLines(f.IOStreams.Out, []statusJSON{newStatusJSON(st)})
 	}
 	_, err = fmt.Fprint(f.IOStreams.Out, RunStatusText(st))
-	notes(f, st.Notes)
+	notes(f, format.Notes(st.Notes))
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/ui"
 )
 
@@ -37,7 +38,7 @@ func NewCmdTUI(f *Factory, runF func(context.Context, *TUIOptions) error) *cobra
 // tuiRun opens the terminal UI. It returns once every message a browse
 // held is given back.
 func tuiRun(ctx context.Context, opts *TUIOptions) error {
-	ui.ApplyMemoryLimit()
+	store.ApplyMemoryLimit()
 	quiet := *opts.Factory
 	quiet.Log = slog.New(slog.DiscardHandler) // the TUI owns the terminal: log lines would tear it
 	s, err := quiet.engineSession(ctx, "tui")

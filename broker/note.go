@@ -1,0 +1,59 @@
+package broker
+
+import (
+	"time"
+)
+
+// NoteKind says what a pass's Note tells; ui/format words it.
+type NoteKind int
+
+const (
+	// NoteNoManagement: without the management API the queue's type and
+	// delivery limit are unknown; quorum messages seen redelivered are
+	// refreshed before a give-back.
+	NoteNoManagement NoteKind = iota + 1
+	// NoteManagementFailed: the management API failed (Err); the type and
+	// delivery limit are unknown and quorum messages are protected
+	// conservatively.
+	NoteManagementFailed
+	// NoteQuorumLimit: the quorum queue has delivery limit Limit; messages
+	// within one give-back of it are refreshed instead of given back.
+	NoteQuorumLimit
+	// NoteOrderNotKept: a pass ended early and could not hold the rest of
+	// the queue (Err); the Count messages it looked at may now be at the
+	// back.
+	NoteOrderNotKept
+	// NoteGiveBackSlow: the quorum queue did not take back Count
+	// given-back messages within Wait; the rest were given back at once.
+	NoteGiveBackSlow
+	// NoteAcksPending: after Wait the quorum queue had Count ready, not the
+	// Expected; some removed messages may come back.
+	NoteAcksPending
+	// NoteRefreshFailed: refreshing messages failed (Err); they were given
+	// back instead.
+	NoteRefreshFailed
+)
+
+// Note is something a pass wants the user to know, as data: which fields
+// are set depends on Kind.
+type Note struct {
+	Kind     NoteKind
+	Count    int
+	Expected int
+	Limit    DeliveryLimit
+	Wait     time.Duration
+	Err      error
+}
+
+// Same reports whether n and o tell the same thing, so that a note
+// repeated by every pass of a run is told once. Errors are compared by
+// what they say: each pass makes its own error value.
+func (n Note) Same(o Note) bool {
+	if n.Kind != o.Kind || n.Count != o.Count || n.Expected != o.Expected || n.Limit != o.Limit || n.Wait != o.Wait {
+		return false
+	}
+	if n.Err == nil || o.Err == nil {
+		return n.Err == nil && o.Err == nil
+	}
+	return n.Err.Error() == o.Err.Error()
+}

@@ -1,0 +1,80 @@
+package format
+
+import (
+	"fmt"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// Note is a note of a run, a plan or a browse in words.
+func Note(n replay.Note) string {
+	switch n.Kind {
+	case replay.NotePass:
+		return PassNote(n.Pass)
+	case replay.NoteDelayNotFollowed:
+		return errText(n.Err) + " (origins through delay queues are not followed)"
+	case replay.NoteReconnect:
+		return errText(n.Err) + "; reconnecting and carrying on"
+	case replay.NoteResentUnconfirmed:
+		return fmt.Sprintf("%s: re-sent after a lost connection and not confirmed (%s); it is parked", n.ID, errText(n.Err))
+	case replay.NoteUserIDLeftOut:
+		return fmt.Sprintf("user_id %q left out: RabbitMQ only accepts the connection's own user (%q)", n.UserID, n.ConnUser)
+	default: // replay.NoteError
+		return errText(n.Err)
+	}
+}
+
+// Notes words each note.
+func Notes(ns []replay.Note) []string {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = Note(n)
+	}
+	return out
+}
+
+// PassNote is a browse pass's note in words.
+func PassNote(n broker.Note) string {
+	switch n.Kind {
+	case broker.NoteNoManagement:
+		return "no management API: queue type and delivery limit unknown; quorum messages seen redelivered are refreshed before a give-back"
+	case broker.NoteManagementFailed:
+		return fmt.Sprintf("management API: %s; queue type and delivery limit unknown, quorum messages are protected conservatively", errText(n.Err))
+	case broker.NoteQuorumLimit:
+		return fmt.Sprintf("quorum queue with delivery limit %d (%s): messages within one give-back of it are refreshed (re-published, confirmed) instead of given back",
+			n.Limit.Limit, n.Limit.Source)
+	case broker.NoteOrderNotKept:
+		return fmt.Sprintf("the pass ended early and could not hold the rest of the queue to keep its order (%s); the %d message(s) looked at may now be at the back", errText(n.Err), n.Count)
+	case broker.NoteGiveBackSlow:
+		return fmt.Sprintf("the quorum queue did not take back %d given-back message(s) within %v; the rest were given back at once, and their order may have changed", n.Count, n.Wait)
+	case broker.NoteAcksPending:
+		return fmt.Sprintf("the quorum queue had not applied every ack after %v (%d ready, %d expected); some removed messages may come back as duplicates", n.Wait, n.Count, n.Expected)
+	default: // broker.NoteRefreshFailed
+		return errText(n.Err)
+	}
+}
+
+// PassNotes words each note of a pass.
+func PassNotes(ns []broker.Note) []string {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = PassNote(n)
+	}
+	return out
+}
+
+// errText is an error's text, "" for none (a note always has one; this
+// keeps a malformed one from panicking).
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
