@@ -46,14 +46,18 @@ type Note struct {
 }
 
 // Same reports whether n and o tell the same thing, so that a note
-// repeated by every pass of a run is told once. Errors are compared by
-// what they say: each pass makes its own error value.
+// repeated by every pass of a run is told once.
 func (n Note) Same(o Note) bool {
-	if n.Kind != o.Kind || n.Count != o.Count || n.Expected != o.Expected || n.Limit != o.Limit || n.Wait != o.Wait {
-		return false
+	return n.Kind == o.Kind && n.Count == o.Count && n.Expected == o.Expected && n.Limit == o.Limit &&
+		n.Wait == o.Wait && SameError(n.Err, o.Err)
+}
+
+// SameError reports whether two notes' errors tell the same thing. Each
+// pass makes its own error value, so they are compared by what they say:
+// for telling a repeated note once, never to decide what to do.
+func SameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
 	}
-	if n.Err == nil || o.Err == nil {
-		return n.Err == nil && o.Err == nil
-	}
-	return n.Err.Error() == o.Err.Error()
+	return a.Error() == b.Error()
 }

@@ -46,34 +46,15 @@ func passNotes(ns []broker.Note) []Note {
 	return out
 }
 
-// same reports whether n and o tell the same thing (errors compared by
-// what they say: each pass makes its own error value).
-func (n Note) same(o Note) bool {
-	if n.Kind != o.Kind || n.ID != o.ID || n.UserID != o.UserID || n.ConnUser != o.ConnUser || !n.Pass.Same(o.Pass) {
-		return false
-	}
-	if n.Err == nil || o.Err == nil {
-		return n.Err == nil && o.Err == nil
-	}
-	return n.Err.Error() == o.Err.Error()
+// Same reports whether n and o tell the same thing, so that a note
+// repeated by every pass of a run is told once.
+func (n Note) Same(o Note) bool {
+	return n.Kind == o.Kind && n.ID == o.ID && n.UserID == o.UserID && n.ConnUser == o.ConnUser &&
+		n.Pass.Same(o.Pass) && broker.SameError(n.Err, o.Err)
 }
 
 // appendOnce appends the notes of add not already in list.
-func appendOnce(list []Note, add ...Note) []Note {
-next:
-	for _, a := range add {
-		for _, x := range list {
-			if x.same(a) {
-				continue next
-			}
-		}
-		list = append(list, a)
-	}
-	return list
-}
-
-// appendPassOnce appends the pass notes of add not already in list.
-func appendPassOnce(list []broker.Note, add ...broker.Note) []broker.Note {
+func appendOnce[N interface{ Same(N) bool }](list []N, add ...N) []N {
 next:
 	for _, a := range add {
 		for _, x := range list {

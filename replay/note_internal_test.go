@@ -21,7 +21,7 @@ func TestAppendOnceTellsANoteOnce(t *testing.T) {
 	if len(notes) != 4 {
 		t.Fatalf("kept %d notes, want 4 (the limit, the pass's API error, the run's error, one without an error): %+v", len(notes), notes)
 	}
-	pass := appendPassOnce(nil, limit, down(), limit, down())
+	pass := appendOnce(nil, limit, down(), limit, down())
 	if len(pass) != 2 {
 		t.Errorf("a pass report kept %d notes, want 2: %+v", len(pass), pass)
 	}

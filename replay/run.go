@@ -428,5 +428,5 @@ func addReport(total *broker.PassReport, rep broker.PassReport) {
 	total.Taken += rep.Taken
 	total.GivenBack += rep.GivenBack
 	total.Refreshed += rep.Refreshed
-	total.Notes = appendPassOnce(total.Notes, rep.Notes...)
+	total.Notes = appendOnce(total.Notes, rep.Notes...)
 }
