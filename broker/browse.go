@@ -82,9 +82,11 @@ type PassReport struct {
 
 // Pass is one non-destructive pass over a queue's current contents. Every
 // delivery is held unacknowledged; the caller may Ack some (after it has
-// safely copied them elsewhere); Close gives the rest back with
-// basic.nack(multiple, requeue) — not by closing the channel, which counts
-// against quorum delivery limits on every version.
+// safely copied them elsewhere); Close gives the rest back: on a quorum
+// queue (or one of unknown type) with basic.nack(multiple, requeue) — not
+// by closing the channel, which counts against quorum delivery limits on
+// every version; on a classic queue, which has no delivery limit, by
+// closing the channel, which RabbitMQ requeues far faster.
 //
 // On a quorum queue a give-back increments x-delivery-count, and RabbitMQ
 // drops or dead-letters a message whose count passes the queue's delivery
@@ -436,7 +438,21 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 			rep.Notes = append(rep.Notes, *note)
 		}
 	}
-	if p.seen > 0 {
+	closed := false
+	switch {
+	case p.seen > 0 && p.facts.Type == "classic":
+		// A classic queue has no delivery limit, so closing the channel
+		// gives back as a nack does, and far faster: RabbitMQ 4.3.6 made
+		// 200,000 held messages ready 4 s after the channel's close, while
+		// a basic.nack(multiple, requeue) of them had made none ready after
+		// 60 s (measured; a 1,000,000-message give-back by nack took more
+		// than 25 minutes). The acks sent before it are applied first: a
+		// channel's frames are handled in order.
+		if err := p.conn.Bounded("close channel", p.answerWait(), p.ch.Close); err != nil && !errors.Is(err, amqp.ErrClosed) {
+			return rep, fmt.Errorf("browse %s: give back: %w", p.facts.Name, Explain(err))
+		}
+		closed = true
+	case p.seen > 0:
 		// Tag 0 with multiple: every outstanding delivery on this channel,
 		// including any pushed after the pass reached its target.
 		if err := p.ch.Nack(0, true, true); err != nil {
@@ -453,16 +469,24 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 			rep.Notes = append(rep.Notes, *note)
 		}
 	case rep.GivenBack > 0:
-		// The queue requeues what was given back after the nack: a pass
-		// opened right after this one (a plan after a browse) would find
-		// fewer ready messages, even none, and miss them. Wait until they
-		// are ready, briefly (a give-back of a million on 3.10 takes
-		// minutes; other clients may take some meanwhile). Polls are
+		// The queue requeues what was given back: a pass opened right
+		// after this one (a plan after a browse) would find fewer ready
+		// messages, even none, and miss them. Wait until they are ready,
+		// briefly (other clients may take some meanwhile). Polls are
 		// paced: a big requeue must not also answer a stream of declares.
+		if closed {
+			ch, err := p.conn.Channel()
+			if err != nil {
+				break // the give-back is done; only the wait for it is not
+			}
+			p.ch, closed = ch, false
+		}
 		_ = p.awaitReady(ctx, p.facts.Ready-rep.Taken, giveBackWait, 20*time.Millisecond)
 	}
-	if err := p.conn.Bounded("close channel", p.answerWait(), p.ch.Close); err != nil && !errors.Is(err, amqp.ErrClosed) {
-		return rep, fmt.Errorf("browse %s: close channel: %w", p.facts.Name, Explain(err))
+	if !closed {
+		if err := p.conn.Bounded("close channel", p.answerWait(), p.ch.Close); err != nil && !errors.Is(err, amqp.ErrClosed) {
+			return rep, fmt.Errorf("browse %s: close channel: %w", p.facts.Name, Explain(err))
+		}
 	}
 	p.mu.Lock()
 	p.report = rep
