@@ -244,14 +244,7 @@ func TestDaemonCLI(t *testing.T) {
 		if err := daemon.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Fatalf("daemon exit after SIGTERM: %v, want status 0", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("daemon did not exit after SIGTERM")
-		}
+		awaitExit0(t, exited, "the daemon after SIGTERM")
 
 		parked := map[string]amqp.Delivery{}
 		for _, d := range brokertest.Drain(t, ch, p.Error.Queue) {

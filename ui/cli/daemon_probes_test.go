@@ -34,6 +34,21 @@ func probe(base, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// awaitExit0 waits up to 30 s for a process to exit (exited gets its
+// Wait's error) and fails the test unless it exited 0; what names the
+// process and the moment, for the failure.
+func awaitExit0(t *testing.T, exited <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("%s: %v, want exit 0", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: still running after 30 s", what)
+	}
+}
+
 // TestDaemonProbesAndParkingLotGauges: the daemon's metrics listener
 // answers /livez 200 while it runs and /readyz 200 while it consumes; it
 // exports its parking lot's depth and oldest age under the watch's names;
@@ -150,15 +165,8 @@ exit 0
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("daemon exit after the drain: %v, want status 0", err)
-		}
-		exited <- err
-	case <-time.After(30 * time.Second):
-		t.Fatal("the daemon did not exit after its handler finished")
-	}
+	awaitExit0(t, exited, "the daemon after its handler finished")
+	exited <- nil // for the cleanup's log
 	if n := brokertest.Depth(t, ch, p.Main.Queue); n != 0 {
 		t.Errorf("%d messages left in the main queue, want the slow one done", n)
 	}

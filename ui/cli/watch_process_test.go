@@ -69,14 +69,7 @@ func TestWatchProcessServesThenStopsOnSIGTERM(t *testing.T) {
 	if err := watch.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("the watch ended with %v after SIGTERM, want exit 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not stop within 30 s of SIGTERM")
-	}
+	awaitExit0(t, exited, "the watch after SIGTERM")
 	if code, _ := probe(base, "/livez"); code != 0 {
 		t.Errorf("/livez answers %d after the watch exited", code)
 	}

@@ -26,16 +26,7 @@ func Note(n replay.Note) string {
 }
 
 // Notes words each note.
-func Notes(ns []replay.Note) []string {
-	if len(ns) == 0 {
-		return nil
-	}
-	out := make([]string, len(ns))
-	for i, n := range ns {
-		out[i] = Note(n)
-	}
-	return out
-}
+func Notes(ns []replay.Note) []string { return each(ns, Note) }
 
 // PassNote is a browse pass's note in words.
 func PassNote(n broker.Note) string {
@@ -59,13 +50,16 @@ func PassNote(n broker.Note) string {
 }
 
 // PassNotes words each note of a pass.
-func PassNotes(ns []broker.Note) []string {
+func PassNotes(ns []broker.Note) []string { return each(ns, PassNote) }
+
+// each words every note of ns (nil for none).
+func each[N any](ns []N, word func(N) string) []string {
 	if len(ns) == 0 {
 		return nil
 	}
 	out := make([]string, len(ns))
 	for i, n := range ns {
-		out[i] = PassNote(n)
+		out[i] = word(n)
 	}
 	return out
 }
