@@ -104,6 +104,8 @@ type Pass struct {
 	full  int
 	order orderRule
 	idle  time.Duration
+	// idleTimer bounds each Next's wait for a delivery (only Next uses it).
+	idleTimer *time.Timer
 
 	closed chan *amqp.Error
 
@@ -294,7 +296,14 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 			return nil, err
 		}
 	}
-	timer := time.NewTimer(p.idle)
+	// One timer for the pass, reset for each call: Next runs once a
+	// message, and since Go 1.23 a Reset timer never delivers a stale tick.
+	if p.idleTimer == nil {
+		p.idleTimer = time.NewTimer(p.idle)
+	} else {
+		p.idleTimer.Reset(p.idle)
+	}
+	timer := p.idleTimer
 	defer timer.Stop()
 	waiting := time.Now()
 	for {

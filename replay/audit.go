@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -75,7 +76,10 @@ type auditLog struct {
 	path string
 	f    *os.File
 	user AuditUser
-	buf  []byte
+	// buf holds a batch's lines; enc writes each entry into it as a JSON
+	// line, with no copy of its own.
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 func (s *Session) openAudit() (*auditLog, error) {
@@ -95,7 +99,9 @@ func (s *Session) openAudit() (*auditLog, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		_ = f.Chmod(0o600)
 	}
-	return &auditLog{path: path, f: f, user: AuditUser{OS: s.osUser, AMQP: s.amqpUser}}, nil
+	a := &auditLog{path: path, f: f, user: AuditUser{OS: s.osUser, AMQP: s.amqpUser}}
+	a.enc = json.NewEncoder(&a.buf)
+	return a, nil
 }
 
 // commit writes the entries and fsyncs the file: one fsync per batch of
@@ -106,19 +112,16 @@ func (a *auditLog) commit(entries []AuditEntry) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.buf = a.buf[:0]
+	a.buf.Reset()
 	for i := range entries {
 		e := &entries[i]
 		e.User = a.user
 		e.Error = broker.RedactText(e.Error)
-		b, err := json.Marshal(e)
-		if err != nil {
+		if err := a.enc.Encode(e); err != nil { // the entry and a newline
 			return fmt.Errorf("audit log: %w", err)
 		}
-		a.buf = append(a.buf, b...)
-		a.buf = append(a.buf, '\n')
 	}
-	if _, err := a.f.Write(a.buf); err != nil {
+	if _, err := a.f.Write(a.buf.Bytes()); err != nil {
 		return fmt.Errorf("audit log %s: %w", a.path, err)
 	}
 	if err := a.f.Sync(); err != nil {
