@@ -85,10 +85,10 @@
 // The shovel is the hard baseline: it moves messages inside the broker over
 // direct connections, while every replayed message travels to a client and
 // back, framed and parsed on the broker's sockets both ways. On 4.x that
-// costs the broker's core more a message than the shovel's move (split, on
-// 4.3.6: 147 µs for the raw move, 144 for the replay, 126 for the shovel),
-// and with that core saturated no client reaches the shovel; on shared
-// cores the client's own CPU also comes out of the broker's. So
-// replay-vs-shovel is read beside the raw move's own ratio to the shovel
-// and the broker's CPU a message, on its own cores (bench-split).
+// costs the broker's core more a message than the shovel's move (figures in
+// the README's performance table), and with that core saturated no client
+// reaches the shovel; on shared cores the client's own CPU also comes out
+// of the broker's. So replay-vs-shovel is read beside the raw move's own
+// ratio to the shovel and the broker's CPU a message, on its own cores
+// (bench-split).
 package benchtest
