@@ -113,17 +113,22 @@ type Pass struct {
 	// drained counts those the caller has read to the end.
 	consumers []*consumer
 	drained   int
-	// paced: a classic queue larger than a window is consumed in segments
-	// (see browse_pace.go).
+	// paced: a pass larger than a window is consumed in segments (see
+	// browse_pace.go).
 	paced bool
 
-	mu      sync.Mutex
-	seen    int
-	taken   int
-	atRisk  map[uint64]Message // held messages that must be refreshed, not given back
-	acked   map[uint64]bool
-	nextTag uint64 // lowest delivery tag not acked (0: none yet, i.e. 1)
-	lastTag uint64 // highest delivery tag handed over
+	mu sync.Mutex
+	// segFirstTag is the newest segment's first delivery tag, segSettled
+	// how many of its deliveries were acked (each lets the broker send it
+	// one more; see browse_pace.go).
+	segFirstTag uint64
+	segSettled  int
+	seen        int
+	taken       int
+	atRisk      map[uint64]Message // held messages that must be refreshed, not given back
+	acked       map[uint64]bool
+	nextTag     uint64 // lowest delivery tag not acked (0: none yet, i.e. 1)
+	lastTag     uint64 // highest delivery tag handed over
 	// sawDeliveryCount: some delivery carried x-delivery-count (quorum).
 	sawDeliveryCount bool
 	done             bool
@@ -180,18 +185,19 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	}
 	// Prefetch bounds what the broker pushes: holding the whole pass needs
 	// room for every message, and no more (the rest would be given back
-	// too, and counted on quorum queues). amqp091-go caps it at 65535.
-	// A pass that would hold the rest after an early end lets the broker
-	// push all of it from the start.
+	// too, and counted on quorum queues). A pass that would hold the rest
+	// after an early end counts the rest in. A pass larger than a window
+	// is consumed in segments (browse_pace.go), on every queue type: an
+	// unlimited prefetch is no way to hold more than 65,535 (amqp091-go's
+	// cap), as a quorum queue stops at 2,000 unsettled deliveries to a
+	// consumer without one (RabbitMQ's rabbit_fifo_client), and the pass
+	// settles nothing until it closes.
 	prefetch := p.target
 	if p.order.holdAll {
 		prefetch = p.full
 	}
-	switch {
-	case facts.Type == "classic" && p.target > pushWindow:
-		p.paced, prefetch = true, pushWindow
-	case prefetch > 65535:
-		prefetch = 0 // unlimited
+	if w := p.window(); prefetch > w {
+		p.paced, prefetch = true, w
 	}
 	if _, err := p.consume(ctx, prefetch); err != nil {
 		_ = conn.CloseChannel(ch)
@@ -344,6 +350,7 @@ func (p *Pass) receive(ctx context.Context, timeout <-chan time.Time) (h *Held, 
 				return nil, false, p.lost()
 			}
 			c.read++
+			c.lastTag = d.DeliveryTag
 			return p.hold(d), false, nil
 		case <-p.closed:
 			return nil, false, p.lost()
@@ -442,8 +449,12 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	if err != nil {
 		rep.Notes = append(rep.Notes, Note{Kind: NoteRefreshFailed, Err: err})
 	}
-	if p.seen > 0 && p.order.batched {
-		if note := p.giveBackInBatches(ctx); note != nil {
+	if p.seen > 0 && p.facts.Type != "classic" {
+		size := 0 // a segment at a time
+		if p.order.batched {
+			size = giveBackBatch
+		}
+		if note := p.giveBackInBatches(ctx, size); note != nil {
 			rep.Notes = append(rep.Notes, *note)
 		}
 	}
@@ -462,8 +473,9 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 		}
 		closed = true
 	case p.seen > 0:
-		// Tag 0 with multiple: every outstanding delivery on this channel,
-		// including any pushed after the pass reached its target.
+		// Tag 0 with multiple: every delivery still outstanding on this
+		// channel (all, or what the batches left), including any pushed
+		// after the pass reached its target.
 		if err := p.ch.Nack(0, true, true); err != nil {
 			return rep, fmt.Errorf("browse %s: give back: %w", p.facts.Name, Explain(err))
 		}

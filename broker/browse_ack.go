@@ -125,4 +125,7 @@ func (p *Pass) mark(tag uint64) {
 	p.acked[tag] = true
 	delete(p.atRisk, tag)
 	p.taken++
+	if tag >= p.segFirstTag {
+		p.segSettled++ // the newest segment may now be sent one more
+	}
 }

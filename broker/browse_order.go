@@ -109,12 +109,17 @@ func (p *Pass) takePushed(ctx context.Context) int {
 	return n
 }
 
-// giveBackInBatches returns the outstanding deliveries giveBackBatch at a
-// time, in delivery order, each batch once the previous one is ready
-// again. A batch not ready within batchWait ends the batching: the rest go
-// back at once (their order may change, nothing is lost), and the note
-// says so.
-func (p *Pass) giveBackInBatches(ctx context.Context) *Note {
+// giveBackInBatches returns the outstanding deliveries in delivery order,
+// batch after batch, each once the previous one is ready again: a batch is
+// a segment of the pass (browse_pace.go), cut to size messages when size is
+// over 0. A quorum queue applies one nack's returns grouped by consumer,
+// and holds a channel's commands back past its soft limit, then sends them
+// on grouped by consumer too: either way in no fixed order (measured on
+// 4.3.6: after a 70,000-message pass, the last segment came back ahead of
+// the one before it). A batch not ready within batchWait ends the
+// batching: the rest go back at once (their order may change, nothing is
+// lost), and the note says so.
+func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 	p.mu.Lock()
 	var tags []uint64
 	for t := max(p.nextTag, 1); t <= p.lastTag; t++ {
@@ -123,7 +128,8 @@ func (p *Pass) giveBackInBatches(ctx context.Context) *Note {
 		}
 	}
 	p.mu.Unlock()
-	if len(tags) <= giveBackBatch {
+	all := batches(tags, p.segmentStarts(), size)
+	if len(all) <= 1 {
 		return nil
 	}
 	base, err := p.readyNow()
@@ -131,8 +137,7 @@ func (p *Pass) giveBackInBatches(ctx context.Context) *Note {
 		return nil
 	}
 	given := 0
-	for from := 0; from < len(tags); from += giveBackBatch {
-		batch := tags[from:min(from+giveBackBatch, len(tags))]
+	for _, batch := range all {
 		// multiple: every unacked tag up to the batch's last, which is this
 		// batch (those before it were given back already).
 		if err := p.ch.Nack(batch[len(batch)-1], true, true); err != nil {
@@ -144,6 +149,27 @@ func (p *Pass) giveBackInBatches(ctx context.Context) *Note {
 		}
 	}
 	return nil
+}
+
+// batches cuts the sorted tags at the start of each segment, and into
+// batches of at most size tags when size is over 0.
+func batches(tags, starts []uint64, size int) [][]uint64 {
+	var out [][]uint64
+	from := 0
+	for i, t := range tags {
+		for len(starts) > 0 && starts[0] <= tags[from] {
+			starts = starts[1:]
+		}
+		full := size > 0 && i-from == size
+		if full || (i > from && len(starts) > 0 && t >= starts[0]) {
+			out = append(out, tags[from:i])
+			from = i
+		}
+	}
+	if from < len(tags) {
+		out = append(out, tags[from:])
+	}
+	return out
 }
 
 // readyNow is the queue's ready count from one passive declare. Unlike

@@ -37,3 +37,32 @@ func TestOrderRuleFor(t *testing.T) {
 		}
 	}
 }
+
+// batches cuts a give-back at the start of each segment (returns across
+// consumers come back in no fixed order), and into at most size tags.
+func TestBatchesStopAtSegments(t *testing.T) {
+	seq := func(from, to uint64) []uint64 {
+		var s []uint64
+		for t := from; t <= to; t++ {
+			s = append(s, t)
+		}
+		return s
+	}
+	tags := append(seq(1, 40), seq(45, 100)...) // 41–44 acked
+	got := batches(tags, []uint64{30, 50, 51}, giveBackBatch)
+	want := [][2]uint64{{1, 29}, {30, 49}, {50, 50}, {51, 82}, {83, 100}}
+	if len(got) != len(want) {
+		t.Fatalf("%d batches %v, want %v", len(got), got, want)
+	}
+	for i, b := range got {
+		if b[0] != want[i][0] || b[len(b)-1] != want[i][1] || len(b) > giveBackBatch {
+			t.Errorf("batch %d is %d…%d (%d tags), want %d…%d", i, b[0], b[len(b)-1], len(b), want[i][0], want[i][1])
+		}
+	}
+	if got := batches(seq(1, 64), nil, giveBackBatch); len(got) != 2 || len(got[0]) != 32 {
+		t.Errorf("64 tags, no segments: %v", got)
+	}
+	if got := batches(tags, []uint64{30, 50, 51}, 0); len(got) != 4 || len(got[3]) != 50 {
+		t.Errorf("segments only: %v", got)
+	}
+}

@@ -78,3 +78,112 @@ func TestBrowsePacedClassicPassHoldsEverything(t *testing.T) {
 		brokertest.WaitDepth(t, q, ready-acked, 10*time.Second)
 	}
 }
+
+// TestBrowsePacedQuorumPassOverThePrefetchCap: a pass over a quorum queue
+// of more than 65,535 messages (amqp091-go's prefetch cap; without a
+// prefetch a quorum queue delivers 2,000 and waits for settlements) sees
+// every message in the queue's order while holding them all, and gives
+// them all back in that order; one that ends early keeps the order too; one
+// that acks some as it reads, past the first segment, removes exactly
+// those and misses none.
+func TestBrowsePacedQuorumPassOverThePrefetchCap(t *testing.T) {
+	const n = 70000
+	start := time.Now()
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	mgmt := brokertest.Management(t)
+	q := brokertest.Name(t, "q")
+	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum"})
+	msgs := make([]amqp.Publishing, n)
+	order := make([]string, n) // the queue's order, as the passes must see it
+	for i := range msgs {
+		order[i] = fmt.Sprintf("m-%05d", i)
+		msgs[i] = amqp.Publishing{MessageId: order[i], Body: []byte("x")}
+	}
+	brokertest.PublishMany(t, ch, "", q, msgs)
+	published := time.Since(start)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	// pass reads the queue, acking the messages ack says, and returns its
+	// report and what is left in the queue.
+	pass := func(name string, limit int, ack func(i int) bool) (broker.PassReport, []string) {
+		t.Helper()
+		p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Management: mgmt, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Facts().Type != "quorum" {
+			t.Fatalf("queue type %q: the management API should say quorum", p.Facts().Type)
+		}
+		var left []string
+		seen, acked := 0, 0
+		for {
+			h, err := p.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: after %d: %v", name, seen, err)
+			}
+			if h.ID() != order[seen] {
+				t.Fatalf("%s: message %d is %s, not %s: a pass sees the queue in order (the passes before kept it)", name, seen, h.ID(), order[seen])
+			}
+			if ack(seen) {
+				if errs := broker.AckAll([]*broker.Held{h}); errs[0] != nil {
+					t.Fatal(errs[0])
+				}
+				acked++
+			} else {
+				left = append(left, h.ID())
+			}
+			seen++
+		}
+		rep, err := p.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Seen != seen || rep.Taken != acked {
+			t.Fatalf("%s: saw %d and acked %d, but the report says %+v", name, seen, acked, rep)
+		}
+		brokertest.WaitDepth(t, q, len(order)-acked, time.Minute)
+		return rep, append(left, order[seen:]...)
+	}
+	none := func(int) bool { return false }
+	var took []time.Duration
+	timed := func(f func()) {
+		t0 := time.Now()
+		f()
+		took = append(took, time.Since(t0).Round(100*time.Millisecond))
+	}
+
+	timed(func() {
+		rep, _ := pass("hold all", 0, none)
+		if rep.Seen != n || rep.GivenBack+rep.Refreshed != n {
+			t.Fatalf("hold all: report %+v; want all %d seen and given back", rep, n)
+		}
+	})
+	timed(func() {
+		rep, _ := pass("limit 5", 5, none)
+		if rep.Seen != 5 || rep.HeldToKeepOrder != n-5 || rep.GivenBack+rep.Refreshed != n {
+			t.Fatalf("limit 5: report %+v; want 5 seen, the other %d held to keep the order, all given back", rep, n-5)
+		}
+	})
+	// Acking every 20th while holding the rest fills the first segment's
+	// 65,535 with acks coming in: it ends when the acks' deliveries are in.
+	timed(func() {
+		rep, left := pass("ack every 20th", 0, func(i int) bool { return i%20 == 19 })
+		if rep.Seen != n || rep.Taken != n/20 || rep.GivenBack+rep.Refreshed != n-n/20 {
+			t.Fatalf("ack every 20th: report %+v; want %d seen, %d taken, the rest given back", rep, n, n/20)
+		}
+		order = left
+	})
+	timed(func() {
+		rep, _ := pass("hold the rest", 0, none)
+		if rep.Seen != len(order) {
+			t.Fatalf("hold the rest: report %+v; want %d seen", rep, len(order))
+		}
+	})
+	brokertest.Figures(t, "quorum pass over the prefetch cap: messages=%d publish=%s hold_all=%s limit_5=%s ack_1_in_20=%s hold_rest=%s",
+		n, published.Round(100*time.Millisecond), took[0], took[1], took[2], took[3])
+}

@@ -33,18 +33,20 @@
 // # Browsing without harm
 //
 // AMQP 0-9-1 has no peek. A [Pass] consumes with manual acks, holds what it
-// reads and gives it back with one basic.nack(multiple, requeue), never by
-// closing the channel (which counts against quorum delivery limits). It
+// reads and gives it back: a quorum queue with basic.nack(multiple,
+// requeue), never by closing the channel (which counts against quorum
+// delivery limits); a classic queue, which has no limit, by closing it. It
 // learns a quorum queue's effective delivery limit from the management API
 // and refreshes (re-publishes to the tail, confirmed) a message a give-back
-// would bring within one delivery of the limit. A classic queue is read in
-// segments of one consumer's prefetch each, because RabbitMQ 4.3 applies a
-// global prefetch per consumer. Acks are pipelined as the contiguous
-// prefix of the deliveries, and the channel stays open until the broker
-// applied them. A pass that ends early on a quorum queue holds the rest
-// and gives everything back at once, and before 4.0 a quorum queue that
-// may have a delivery limit gets its give-back 32 messages at a time, so
-// the queue keeps its order. A pass to which the broker sends nothing
+// would bring within one delivery of the limit. A pass larger than one
+// consumer's prefetch is read in segments of one prefetch each, because
+// RabbitMQ 4.3 applies a global prefetch per consumer and a quorum queue
+// without a prefetch stops at 2,000 unsettled deliveries. Acks are
+// pipelined as the contiguous prefix of the deliveries, and the channel
+// stays open until the broker applied them. A pass that ends early on a
+// quorum queue holds the rest and gives everything back, a segment at a
+// time, and before 4.0 a quorum queue that may have a delivery limit gets
+// its give-back 32 messages at a time, so the queue keeps its order. A pass to which the broker sends nothing
 // although messages are ready (a stream, or a queue whose single active
 // consumer is another) ends with [ErrStalled]. What differs by RabbitMQ
 // version is asserted, version by version, by the package's tests.
