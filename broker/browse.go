@@ -70,10 +70,11 @@ type PassReport struct {
 	// and the held copy acked, because giving them back would have brought
 	// them to the quorum queue's delivery limit.
 	Refreshed int `json:"refreshed"`
-	// HeldToKeepOrder messages were held after the caller ended the pass
-	// early, to give them back with the rest on a queue that puts
-	// given-back messages at its back (browse_order.go). They are counted
-	// in GivenBack (or Refreshed), not in Seen.
+	// HeldToKeepOrder messages were held after the caller ended the pass,
+	// to give them back with the rest in order on a queue that does not
+	// put a given-back message back in its place (browse_order.go): the
+	// rest of a pass ended early, and what a quorum queue pushed past the
+	// end. They are counted in GivenBack (or Refreshed), not in Seen.
 	HeldToKeepOrder int `json:"held_to_keep_order,omitempty"`
 	// Notes are what the user should know of the pass (ui/format words
 	// them; ui/cli puts them in -o json).
@@ -187,11 +188,11 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	// room for every message, and no more (the rest would be given back
 	// too, and counted on quorum queues). A pass that would hold the rest
 	// after an early end counts the rest in. A pass larger than a window
-	// is consumed in segments (browse_pace.go), on every queue type: an
-	// unlimited prefetch is no way to hold more than 65,535 (amqp091-go's
-	// cap), as a quorum queue stops at 2,000 unsettled deliveries to a
-	// consumer without one (RabbitMQ's rabbit_fifo_client), and the pass
-	// settles nothing until it closes.
+	// is consumed in segments (browse_pace.go), on every queue type:
+	// amqp091-go caps a prefetch at 65,535, and without one a quorum queue
+	// stops at 2,000 unsettled deliveries (rabbit_fifo_client's
+	// UNLIMITED_PREFETCH_COUNT), while the pass settles nothing until it
+	// closes.
 	prefetch := p.target
 	if p.order.holdAll {
 		prefetch = p.full
@@ -325,10 +326,20 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 		if ready == 0 {
 			return p.lastDelivery(ctx)
 		}
-		if limit := stallLimit(p.facts.Type, seen); time.Since(waiting) > limit {
+		limit := stallLimit(p.facts.Type, seen)
+		if p.owedForAcks() {
+			limit = stallAfterClassic
+		}
+		if time.Since(waiting) > limit {
 			if seen > 0 {
-				return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v after %d; nothing was taken",
-					p.facts.Name, ErrStalled, ready, limit, seen)
+				p.mu.Lock()
+				taken := "nothing was taken"
+				if p.taken > 0 {
+					taken = fmt.Sprintf("only the %d acked were taken", p.taken)
+				}
+				p.mu.Unlock()
+				return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v after %d; %s",
+					p.facts.Name, ErrStalled, ready, limit, seen, taken)
 			}
 			return nil, fmt.Errorf("browse %s: %w: %d message(s) ready but the broker delivered none in %v: is it a stream (parkinglot browses classic and quorum queues; the management API would tell) or a single-active-consumer queue held by another consumer? Nothing was taken",
 				p.facts.Name, ErrStalled, ready, limit)
@@ -350,7 +361,6 @@ func (p *Pass) receive(ctx context.Context, timeout <-chan time.Time) (h *Held, 
 				return nil, false, p.lost()
 			}
 			c.read++
-			c.lastTag = d.DeliveryTag
 			return p.hold(d), false, nil
 		case <-p.closed:
 			return nil, false, p.lost()
@@ -441,7 +451,10 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 			return rep, fmt.Errorf("browse %s: the channel was lost; held messages return to the queue: %w", p.facts.Name, Explain(err))
 		}
 	}
-	if p.order.batched {
+	if p.facts.Type != "classic" {
+		// What was pushed and not read is held too: a batched give-back
+		// needs its tags, and a message one give-back from the delivery
+		// limit must be refreshed, not given back.
 		rep.HeldToKeepOrder += p.takePushed(ctx)
 	}
 	refreshed, err := p.refresh(ctx)

@@ -24,7 +24,8 @@ func (p *Pass) ackLocked(tag uint64) error {
 // contiguous prefix of a pass's outstanding delivery tags go in one
 // basic.ack(multiple), the rest one by one. Besides the frames saved, this
 // keeps a quorum queue's pipeline short: it holds back a channel's commands
-// past its soft limit and drops them if the channel closes first. The
+// past its soft limit and drops them if the channel closes first. An ack
+// may wait for a quorum pass to change segment (one round trip). The
 // result has an error (or nil) per message.
 func AckAll(held []*Held) []error {
 	errs := make([]error, len(held))

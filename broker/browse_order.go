@@ -83,8 +83,8 @@ func (p *Pass) holdRest(ctx context.Context) (int, *Note) {
 // takePushed holds, after the pass's consumers were cancelled, the
 // deliveries the broker pushed that the caller never read (amqp091-go
 // hands over every delivery it had before it closes a cancelled consumer's
-// Go channel), so that a batched give-back knows their tags. It returns
-// how many it took.
+// Go channel), so that a batched give-back knows their tags and the
+// delivery limit is checked for each. It returns how many it took.
 func (p *Pass) takePushed(ctx context.Context) int {
 	n := 0
 	wait := time.NewTimer(p.answerWait())
@@ -136,6 +136,11 @@ func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 	if err != nil {
 		return nil
 	}
+	// A segment's give-back is large: poll its readiness gently.
+	pause := time.Duration(0)
+	if size == 0 {
+		pause = 20 * time.Millisecond
+	}
 	given := 0
 	for _, batch := range all {
 		// multiple: every unacked tag up to the batch's last, which is this
@@ -144,7 +149,7 @@ func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 			return nil
 		}
 		given += len(batch)
-		if !p.awaitReady(ctx, base+given, batchWait, 0) {
+		if !p.awaitReady(ctx, base+given, batchWait, pause) {
 			return &Note{Kind: NoteGiveBackSlow, Count: given, Wait: batchWait}
 		}
 	}

@@ -48,26 +48,11 @@ func TestBrowsePacedClassicPassHoldsEverything(t *testing.T) {
 		if p.Facts().Type != "classic" {
 			t.Fatalf("queue type %q: the management API should say classic", p.Facts().Type)
 		}
-		seen, acked := 0, 0
-		for {
-			h, err := p.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: after %d: %v", tc.name, seen, err)
-			}
-			if tc.ackEach == 0 && h.ID() != fmt.Sprintf("m-%05d", seen) {
-				t.Fatalf("%s: message %d is %s: a pass sees the queue in order", tc.name, seen, h.ID())
-			}
-			seen++
-			if tc.ackEach > 0 && seen%tc.ackEach != 0 {
-				if errs := broker.AckAll([]*broker.Held{h}); errs[0] != nil {
-					t.Fatal(errs[0])
-				}
-				acked++
-			}
+		var want func(i int) string
+		if tc.ackEach == 0 {
+			want = func(i int) string { return fmt.Sprintf("m-%05d", i) }
 		}
+		seen, acked, _ := readAll(ctx, t, p, tc.name, want, func(i int) bool { return tc.ackEach > 0 && (i+1)%tc.ackEach != 0 })
 		rep, err := p.Close(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -116,29 +101,7 @@ func TestBrowsePacedQuorumPassOverThePrefetchCap(t *testing.T) {
 		if p.Facts().Type != "quorum" {
 			t.Fatalf("queue type %q: the management API should say quorum", p.Facts().Type)
 		}
-		var left []string
-		seen, acked := 0, 0
-		for {
-			h, err := p.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: after %d: %v", name, seen, err)
-			}
-			if h.ID() != order[seen] {
-				t.Fatalf("%s: message %d is %s, not %s: a pass sees the queue in order (the passes before kept it)", name, seen, h.ID(), order[seen])
-			}
-			if ack(seen) {
-				if errs := broker.AckAll([]*broker.Held{h}); errs[0] != nil {
-					t.Fatal(errs[0])
-				}
-				acked++
-			} else {
-				left = append(left, h.ID())
-			}
-			seen++
-		}
+		seen, acked, left := readAll(ctx, t, p, name, func(i int) string { return order[i] }, ack)
 		rep, err := p.Close(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -186,4 +149,32 @@ func TestBrowsePacedQuorumPassOverThePrefetchCap(t *testing.T) {
 	})
 	brokertest.Figures(t, "quorum pass over the prefetch cap: messages=%d publish=%s hold_all=%s limit_5=%s ack_1_in_20=%s hold_rest=%s",
 		n, published.Round(100*time.Millisecond), took[0], took[1], took[2], took[3])
+}
+
+// readAll reads a pass to its end, acking the messages ack says, and checks
+// that the i-th is want(i) when want is set (a pass sees the queue in
+// order). It returns how many it saw and acked, and the ids it did not ack.
+func readAll(ctx context.Context, t *testing.T, p *broker.Pass, name string, want func(i int) string, ack func(i int) bool) (seen, acked int, kept []string) {
+	t.Helper()
+	for {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return seen, acked, kept
+		}
+		if err != nil {
+			t.Fatalf("%s: after %d: %v", name, seen, err)
+		}
+		if want != nil && h.ID() != want(seen) {
+			t.Fatalf("%s: message %d is %s, not %s: a pass sees the queue in order", name, seen, h.ID(), want(seen))
+		}
+		if ack(seen) {
+			if errs := broker.AckAll([]*broker.Held{h}); errs[0] != nil {
+				t.Fatal(errs[0])
+			}
+			acked++
+		} else {
+			kept = append(kept, h.ID())
+		}
+		seen++
+	}
 }

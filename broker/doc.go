@@ -44,11 +44,12 @@
 // without a prefetch stops at 2,000 unsettled deliveries. Acks are
 // pipelined as the contiguous prefix of the deliveries, and the channel
 // stays open until the broker applied them. A pass that ends early on a
-// quorum queue holds the rest and gives everything back, a segment at a
-// time, and before 4.0 a quorum queue that may have a delivery limit gets
-// its give-back 32 messages at a time, so the queue keeps its order. A pass to which the broker sends nothing
-// although messages are ready (a stream, or a queue whose single active
-// consumer is another) ends with [ErrStalled]. What differs by RabbitMQ
+// quorum queue holds the rest and gives everything back; a quorum give-back
+// goes a segment at a time, and before 4.0, on a queue that may have a
+// delivery limit, 32 messages at a time, so the queue keeps its order. A
+// pass to which the broker sends nothing although messages are ready (a
+// stream, or a queue whose single active consumer is another) ends with
+// [ErrStalled]. What differs by RabbitMQ
 // version is asserted, version by version, by the package's tests.
 //
 // # Messages
