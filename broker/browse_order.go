@@ -116,7 +116,7 @@ func (p *Pass) takePushed(ctx context.Context) int {
 // and holds a channel's commands back past its soft limit, then sends them
 // on grouped by consumer too: either way in no fixed order (measured on
 // 4.3.6: after a 70,000-message pass, the last segment came back ahead of
-// the one before it). A batch not ready within batchWait ends the
+// the one before it). A batch not ready within its wait ends the
 // batching: the rest go back at once (their order may change, nothing is
 // lost), and the note says so.
 func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
@@ -136,10 +136,11 @@ func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 	if err != nil {
 		return nil
 	}
-	// A segment's give-back is large: poll its readiness gently.
-	pause := time.Duration(0)
+	// A segment's give-back is large: poll its readiness gently, and wait
+	// for it longer.
+	pause, wait := time.Duration(0), batchWait
 	if size == 0 {
-		pause = 20 * time.Millisecond
+		pause, wait = 20*time.Millisecond, segmentWait
 	}
 	given := 0
 	for _, batch := range all {
@@ -149,8 +150,8 @@ func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 			return nil
 		}
 		given += len(batch)
-		if !p.awaitReady(ctx, base+given, batchWait, pause) {
-			return &Note{Kind: NoteGiveBackSlow, Count: given, Wait: batchWait}
+		if !p.awaitReady(ctx, base+given, wait, pause) {
+			return &Note{Kind: NoteGiveBackSlow, Count: given, Wait: wait}
 		}
 	}
 	return nil
@@ -187,8 +188,16 @@ func (p *Pass) readyNow() (int, error) {
 	return q.Messages, err
 }
 
-// batchWait bounds the wait for one batch of a batched give-back.
-const batchWait = 5 * time.Second
+// batchWait bounds the wait for one batch of a batched give-back, and
+// segmentWait for one segment's. A segment's usually takes a second or
+// less, but RabbitMQ 3.10.8 once took about 100 s to make 65,535 returned
+// messages ready when its Raft log rolled over during the pass (measured,
+// the roll-over forced with ra_log_wal:force_roll_over; 4.0.5 and 4.3.6 took
+// no longer than usual).
+const (
+	batchWait   = 5 * time.Second
+	segmentWait = 3 * time.Minute
+)
 
 // awaitReady polls the ready count (each poll a round trip, pause between
 // two) until it reaches want (false after wait).
