@@ -462,7 +462,7 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	if err != nil {
 		rep.Notes = append(rep.Notes, Note{Kind: NoteRefreshFailed, Err: err})
 	}
-	if p.seen > 0 && p.facts.Type != "classic" {
+	if p.seen > 0 && p.facts.Type != "classic" && (p.order.batched || len(p.consumers) > 1) {
 		size := 0 // a segment at a time
 		if p.order.batched {
 			size = giveBackBatch

@@ -121,14 +121,8 @@ func (p *Pass) takePushed(ctx context.Context) int {
 // lost), and the note says so.
 func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 	p.mu.Lock()
-	var tags []uint64
-	for t := max(p.nextTag, 1); t <= p.lastTag; t++ {
-		if !p.isAcked(t) {
-			tags = append(tags, t)
-		}
-	}
+	all := batches(max(p.nextTag, 1), p.lastTag, func(t uint64) bool { return !p.isAcked(t) }, p.segmentStarts(), size)
 	p.mu.Unlock()
-	all := batches(tags, p.segmentStarts(), size)
 	if len(all) <= 1 {
 		return nil
 	}
@@ -143,13 +137,13 @@ func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 		pause, wait = 20*time.Millisecond, segmentWait
 	}
 	given := 0
-	for _, batch := range all {
+	for _, b := range all {
 		// multiple: every unacked tag up to the batch's last, which is this
 		// batch (those before it were given back already).
-		if err := p.ch.Nack(batch[len(batch)-1], true, true); err != nil {
+		if err := p.ch.Nack(b.last, true, true); err != nil {
 			return nil
 		}
-		given += len(batch)
+		given += b.count
 		if !p.awaitReady(ctx, base+given, wait, pause) {
 			return &Note{Kind: NoteGiveBackSlow, Count: given, Wait: wait}
 		}
@@ -157,23 +151,38 @@ func (p *Pass) giveBackInBatches(ctx context.Context, size int) *Note {
 	return nil
 }
 
-// batches cuts the sorted tags at the start of each segment, and into
-// batches of at most size tags when size is over 0.
-func batches(tags, starts []uint64, size int) [][]uint64 {
-	var out [][]uint64
-	from := 0
-	for i, t := range tags {
-		for len(starts) > 0 && starts[0] <= tags[from] {
-			starts = starts[1:]
+// batch is one give-back: the held tags up to last, count of them.
+type batch struct {
+	last  uint64
+	count int
+}
+
+// batches cuts the held tags from first to last at the start of each
+// segment (starts, ascending), and into batches of at most size tags when
+// size is over 0. It keeps a batch's last tag and count, not its tags, so
+// that a pass over a million messages does not list a million tags.
+func batches(first, last uint64, held func(uint64) bool, starts []uint64, size int) []batch {
+	var out []batch
+	var cur batch
+	for t := first; t <= last; t++ {
+		if len(starts) > 0 && t >= starts[0] {
+			for len(starts) > 0 && t >= starts[0] {
+				starts = starts[1:]
+			}
+			if cur.count > 0 {
+				out, cur = append(out, cur), batch{}
+			}
 		}
-		full := size > 0 && i-from == size
-		if full || (i > from && len(starts) > 0 && t >= starts[0]) {
-			out = append(out, tags[from:i])
-			from = i
+		if !held(t) {
+			continue
+		}
+		cur.last, cur.count = t, cur.count+1
+		if cur.count == size {
+			out, cur = append(out, cur), batch{}
 		}
 	}
-	if from < len(tags) {
-		out = append(out, tags[from:])
+	if cur.count > 0 {
+		out = append(out, cur)
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package broker
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // orderRuleFor follows what was measured on 3.10.8, 4.0.5 and 4.3.6
 // (browse_order.go): an early end on a quorum queue (or one of unknown
@@ -39,30 +42,24 @@ func TestOrderRuleFor(t *testing.T) {
 }
 
 // batches cuts a give-back at the start of each segment (returns across
-// consumers come back in no fixed order), and into at most size tags.
+// consumers come back in no fixed order), and into at most size tags; an
+// acked tag is in no batch.
 func TestBatchesStopAtSegments(t *testing.T) {
-	seq := func(from, to uint64) []uint64 {
-		var s []uint64
-		for t := from; t <= to; t++ {
-			s = append(s, t)
+	acked := map[uint64]bool{41: true, 42: true, 43: true, 44: true}
+	held := func(t uint64) bool { return !acked[t] }
+	for _, c := range []struct {
+		name   string
+		starts []uint64
+		size   int
+		want   []batch
+	}{
+		{"segments and size", []uint64{30, 50, 51}, giveBackBatch, []batch{{29, 29}, {49, 16}, {50, 1}, {82, 32}, {100, 18}}},
+		{"size only", nil, giveBackBatch, []batch{{32, 32}, {68, 32}, {100, 32}}},
+		{"segments only", []uint64{30, 50, 51}, 0, []batch{{29, 29}, {49, 16}, {50, 1}, {100, 50}}},
+		{"a segment all acked", []uint64{41, 45}, 0, []batch{{40, 40}, {100, 56}}},
+	} {
+		if got := batches(1, 100, held, c.starts, c.size); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
-		return s
-	}
-	tags := append(seq(1, 40), seq(45, 100)...) // 41–44 acked
-	got := batches(tags, []uint64{30, 50, 51}, giveBackBatch)
-	want := [][2]uint64{{1, 29}, {30, 49}, {50, 50}, {51, 82}, {83, 100}}
-	if len(got) != len(want) {
-		t.Fatalf("%d batches %v, want %v", len(got), got, want)
-	}
-	for i, b := range got {
-		if b[0] != want[i][0] || b[len(b)-1] != want[i][1] || len(b) > giveBackBatch {
-			t.Errorf("batch %d is %d…%d (%d tags), want %d…%d", i, b[0], b[len(b)-1], len(b), want[i][0], want[i][1])
-		}
-	}
-	if got := batches(seq(1, 64), nil, giveBackBatch); len(got) != 2 || len(got[0]) != 32 {
-		t.Errorf("64 tags, no segments: %v", got)
-	}
-	if got := batches(tags, []uint64{30, 50, 51}, 0); len(got) != 4 || len(got[3]) != 50 {
-		t.Errorf("segments only: %v", got)
 	}
 }
