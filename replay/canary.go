@@ -98,16 +98,29 @@ func ParseRamp(s string) ([]int, error) {
 	return steps, nil
 }
 
-// errEnough ends a plan pass once a step's messages are chosen.
-var errEnough = errors.New("enough")
+// CanaryNoneReplayedError: no message of a canary step could be replayed
+// (each failed, and is in the Result's failures); nothing was tested, so
+// the rest of the selection stays parked. It wraps ErrNotAllDone.
+type CanaryNoneReplayedError struct {
+	Step   int
+	Failed int
+}
+
+func (e *CanaryNoneReplayedError) Error() string {
+	return fmt.Sprintf("none of the %d message(s) of canary step %d could be replayed; the rest stay parked", e.Failed, e.Step)
+}
+
+func (e *CanaryNoneReplayedError) Unwrap() error { return ErrNotAllDone }
 
 // Canary replays o's selection step by step (package doc, "Canary replays and runs").
-// Each step is a plain replay of the ids a plan pass chose first, with
-// every guarantee of one; between steps nothing is in flight, so a
-// cancelled wait leaves every message replayed or parked. A step whose
-// messages come back (found by their x-replay-id in a harmless browse of
-// the parking lot) ends the run with a *CameBackError; the Result counts
-// what every step replayed.
+// Each step is a plain replay of the selection limited to the first
+// Steps[i] messages it can send, with every guarantee of one; between
+// steps nothing is in flight, so a cancelled wait leaves every message
+// replayed or parked. A message that failed in a step is not tried again
+// by the next ones. A step whose messages come back (found by their
+// x-replay-id in a harmless browse of the parking lot) ends the run with a
+// *CameBackError, one that could replay none of its messages with a
+// *CanaryNoneReplayedError; the Result counts what every step did.
 func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []CanaryStep, error) {
 	if o.Wait <= 0 {
 		o.Wait = DefaultCanaryWait
@@ -121,25 +134,10 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 	total := Result{Run: o.Run}
 	var steps []CanaryStep
 	progress := o.Progress
+	earlier := newFailedEarlier()
 	for i, n := range o.Steps {
-		var ids []string
-		_, err := s.PlanEach(ctx, o.Options, PlanSink{Item: func(it PlanItem) error {
-			if len(ids) >= n {
-				return errEnough
-			}
-			if !slices.Contains(ids, it.ID) {
-				ids = append(ids, it.ID)
-			}
-			return nil
-		}})
-		if err != nil && !errors.Is(err, errEnough) {
-			return total, steps, err
-		}
-		if len(ids) == 0 {
-			break // nothing left to replay
-		}
 		step := o.Options
-		step.Select = Selector{IDs: ids}
+		step.limit, step.earlier = n, earlier
 		rids := map[string]bool{}
 		base := total.Done + total.Failed // counted on from the steps before
 		step.Progress = func(e Event) {
@@ -153,8 +151,17 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 		}
 		res, err := s.Replay(ctx, step)
 		add(&total, res)
+		if err == nil && ctx.Err() != nil { // interrupted once its selection was read
+			err = context.Cause(ctx)
+		}
 		if err != nil {
 			return total, steps, err
+		}
+		if len(rids) == 0 {
+			if res.Failed > 0 {
+				return total, steps, &CanaryNoneReplayedError{Step: i + 1, Failed: res.Failed}
+			}
+			break // nothing left to replay
 		}
 		st := CanaryStep{Run: o.Run, Step: i + 1, Replayed: len(rids), Groups: map[string]int{}}
 		start := time.Now()
@@ -202,6 +209,7 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 		}
 	}
 	rest := o.Options
+	rest.earlier = earlier
 	if progress != nil {
 		base := total.Done + total.Failed
 		rest.Progress = func(e Event) {

@@ -36,6 +36,15 @@ type Options struct {
 	// Run is the replay run's id (x-replay-run, the audit log's run);
 	// NewRunID() when empty. A canary's steps share one.
 	Run string
+
+	// limit, when > 0, is how many messages the run sends at most: a
+	// canary step, the first N of the selection. A message that cannot be
+	// sent at all (no origin) does not count; one sent and refused does.
+	limit int
+	// earlier, when set, are the messages that failed in an earlier step
+	// of the same canary run: not tried again, and this run's failures
+	// join them.
+	earlier *failedEarlier
 }
 
 func (o Options) check() error {
@@ -104,6 +113,10 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	r.runID = o.Run
 	if r.runID == "" {
 		r.runID = NewRunID()
+	}
+	r.limit = o.limit
+	if o.earlier != nil {
+		r.earlier, r.failedKeys, r.seed = o.earlier, o.earlier.counts(), o.earlier.seed
 	}
 	defer r.close()
 	if _, merr := s.Management(ctx); merr != nil {
@@ -204,6 +217,9 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		}
 		if perr == nil && cerr == nil {
 			r.passDone(false)
+			if r.full() { // it stopped reading: ids it did not reach are not missing
+				return nil
+			}
 			return reportMissing(sel, r.tally, queue)
 		}
 		if perr == nil {
@@ -240,6 +256,12 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		if r.takeFailed(key) {
 			continue
 		}
+		if r.full() && !r.owes(key) {
+			if !r.owesAny() {
+				return nil // sent its limit, owes no re-send: the rest is given back unread
+			}
+			continue
+		}
 		rid, prior := r.replayIDFor(key)
 		if prior == nil {
 			r.tally.chosen(id)
@@ -248,6 +270,9 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		if err != nil {
 			r.failedFor(&job{id: id, key: key}, err)
 			continue
+		}
+		if prior == nil {
+			r.sentN++
 		}
 		j.key = key
 		j.counted = prior != nil && prior.counted

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,12 @@ type run struct {
 	// runID is a replay's run (Options.Run): written into each copy
 	// (x-replay-run) and audit entry; "" for the other runs.
 	runID string
+
+	// limit and sentN: Options.limit, and how many new messages the
+	// producer goroutine (the only one to touch sentN) has sent.
+	limit, sentN int
+	// earlier: Options.earlier (nil but for a canary's runs).
+	earlier *failedEarlier
 
 	// Only the producer goroutine touches sent: the loop guard, the
 	// x-replay-ids of this run's copies as 64-bit hashes (8 bytes a copy,
@@ -177,6 +184,50 @@ func (r *run) passDone(lost bool) {
 	r.confirmed.reset()
 }
 
+// full reports whether the run sent its limit of new messages.
+func (r *run) full() bool { return r.limit > 0 && r.sentN >= r.limit }
+
+// owes reports whether a message must be sent again (its earlier copy's
+// removal may not have reached the broker), limit or not; owesAny whether
+// any must.
+func (r *run) owes(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.outstanding[key]) > 0
+}
+
+func (r *run) owesAny() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.outstanding) > 0
+}
+
+// failedEarlier is what failed in a canary run's earlier steps, by run key
+// and count (run.failedKeys), shared by its steps' runs, which share its
+// seed so that their keys agree.
+type failedEarlier struct {
+	seed maphash.Seed
+	mu   sync.Mutex
+	keys map[string]int
+}
+
+func newFailedEarlier() *failedEarlier {
+	return &failedEarlier{seed: maphash.MakeSeed(), keys: map[string]int{}}
+}
+
+func (f *failedEarlier) add(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys[key]++
+}
+
+// counts is a copy for one run, which uses it up as it passes them over.
+func (f *failedEarlier) counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.keys)
+}
+
 // takeFailed reports (and uses up) a failure of this message earlier in the
 // run: it is not tried again after a reconnect.
 func (r *run) takeFailed(key string) bool {
@@ -193,6 +244,9 @@ func (r *run) failedFor(j *job, err error) {
 	r.mu.Lock()
 	r.failedKeys[j.key]++
 	r.mu.Unlock()
+	if r.earlier != nil {
+		r.earlier.add(j.key)
+	}
 	if j.counted {
 		// Already counted as done in an earlier pass; this re-send of a
 		// possibly returned message did not go through, and it is parked.

@@ -222,9 +222,12 @@ func (cp *canaryPart) help(d *dialog) []key.Binding {
 // when err is not a canary's.
 func canarySummary(err error) (string, bool) {
 	var back *replay.CameBackError
+	var none *replay.CanaryNoneReplayedError
 	switch {
 	case errors.As(err, &back):
 		return back.Error(), true
+	case errors.As(err, &none):
+		return none.Error(), true
 	case errors.Is(err, replay.ErrCanaryStopped):
 		return err.Error(), true
 	}

@@ -21,9 +21,11 @@ type canaryFlags struct {
 	Wait     time.Duration
 	Pipeline string
 	steps    []int
+	fl       *pflag.FlagSet // to tell --canary 0 from no --canary
 }
 
 func (c *canaryFlags) register(fl *pflag.FlagSet) {
+	c.fl = fl
 	fl.IntVar(&c.N, "canary", 0, "replay the first N messages, wait for them to come back or not, then the rest")
 	fl.StringVar(&c.Ramp, "ramp", "", "canary steps before the rest, e.g. 1,10,100")
 	fl.DurationVar(&c.Wait, "canary-wait", 0, "how long each canary step is watched (default: from --pipeline's retry schedule, else "+replay.DefaultCanaryWait.String()+")")
@@ -33,7 +35,7 @@ func (c *canaryFlags) register(fl *pflag.FlagSet) {
 // check reads the flags into steps; no canary is no steps.
 func (c *canaryFlags) check(dryRun bool) error {
 	switch {
-	case c.N < 0:
+	case c.N < 0, c.N == 0 && c.fl != nil && c.fl.Changed("canary"):
 		return usagef("%w: --canary %d: want 1 or more messages", replay.ErrBadSelection, c.N)
 	case c.N > 0 && c.Ramp != "":
 		return usagef("%w: --canary and --ramp both say how to start; give one", replay.ErrBadSelection)

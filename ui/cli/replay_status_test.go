@@ -45,6 +45,7 @@ func TestReplayStatusAndCanaryUsage(t *testing.T) {
 		{[]string{"replay", "q", "--all", "--canary", "2", "--ramp", "1"}, "--canary and --ramp both say how to start"},
 		{[]string{"replay", "q", "--all", "--canary", "2", "--dry-run"}, "a canary cannot be previewed"},
 		{[]string{"replay", "q", "--all", "--canary-wait", "1m"}, "--canary-wait and --pipeline go with --canary or --ramp"},
+		{[]string{"replay", "q", "--all", "--canary", "0"}, "--canary 0: want 1 or more messages"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			f, b := testFactory(t)

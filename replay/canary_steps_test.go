@@ -1,0 +1,118 @@
+//go:build integration
+
+package replay_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
+)
+
+// parkedFor is a parked message whose origin is the default exchange with
+// routing key to (a queue, or nowhere); "" leaves it without an origin.
+func parkedFor(id, body, lastError, to string) amqp.Publishing {
+	h := amqp.Table{retrycore.HeaderLastError: lastError}
+	if to != "" {
+		h[retrycore.HeaderOriginalExchange] = ""
+		h[retrycore.HeaderOriginalRoutingKey] = to
+	}
+	return amqp.Publishing{MessageId: id, Body: []byte(body), Headers: h}
+}
+
+// canaryOf is a canary of one step of n, watched briefly (nothing in
+// these tests comes back).
+func canaryOf(queue string, sel replay.Selector, n int) replay.CanaryOptions {
+	return replay.CanaryOptions{Options: replay.Options{Queue: queue, Select: sel}, Steps: []int{n}, Wait: 300 * time.Millisecond, Poll: 100 * time.Millisecond}
+}
+
+// TestCanaryStepSendsTheFirstNOfTheSelection: a canary step of 1 sends one
+// message of the selection, however many share its id, and none the
+// filter left out. Two messages share id and body and differ in their
+// error: a canary of the "error A" one sends it alone, the "error B" one
+// stays parked. Three share an id: a step of 1 sends one, the rest the two
+// others.
+func TestCanaryStepSendsTheFirstNOfTheSelection(t *testing.T) {
+	ch := brokertest.Channel(t)
+	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
+	brokertest.DeclareQueue(t, ch, park, nil)
+	brokertest.DeclareQueue(t, ch, dest, nil)
+	brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{
+		parkedFor("dup", `{"n":1}`, "error A", dest),
+		parkedFor("dup", `{"n":1}`, "error B", dest),
+		parkedFor("same", `{"n":2}`, "error C", dest),
+		parkedFor("same", `{"n":3}`, "error C", dest),
+		parkedFor("same", `{"n":4}`, "error C", dest),
+	})
+	brokertest.WaitDepth(t, park, 5, 10*time.Second)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
+
+	res, steps, err := s.Canary(ctx, canaryOf(park, replay.Selector{Filter: `error contains "A"`}, 1))
+	if err != nil || res.Done != 1 || res.Failed != 0 || len(steps) != 1 || steps[0].Replayed != 1 {
+		t.Fatalf("canary of the filter: %+v, steps %+v, %v; want 1 done in a step of 1", res, steps, err)
+	}
+	got := brokertest.Drain(t, ch, dest)
+	if len(got) != 1 || got[0].Headers[retrycore.HeaderLastError] != "error A" {
+		t.Fatalf("the destination got %d message(s), want the \"error A\" one alone", len(got))
+	}
+	brokertest.WaitDepth(t, park, 4, 10*time.Second)
+
+	res, steps, err = s.Canary(ctx, canaryOf(park, replay.Selector{IDs: []string{"same"}}, 1))
+	if err != nil || res.Done != 3 || len(steps) != 1 || steps[0].Replayed != 1 {
+		t.Fatalf("canary of an id three share: %+v, steps %+v, %v; want a step of 1, then the 2 others", res, steps, err)
+	}
+	brokertest.WaitDepth(t, dest, 3, 10*time.Second)
+	brokertest.WaitDepth(t, park, 1, 10*time.Second) // the "error B" one
+}
+
+// TestCanaryStepThatReplaysNothingStops: a step of 1 whose message is
+// unroutable replays nothing, so it tested nothing: the run stops with a
+// CanaryNoneReplayedError (not done: exit 3), and every message stays
+// parked. A message with no origin cannot be sent at all: it does not
+// count toward the step, which sends the next, and the rest does not try
+// it again (one failure, not one a step).
+func TestCanaryStepThatReplaysNothingStops(t *testing.T) {
+	ch := brokertest.Channel(t)
+	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
+	brokertest.DeclareQueue(t, ch, park, nil)
+	brokertest.DeclareQueue(t, ch, dest, nil)
+	msgs := []amqp.Publishing{parkedFor("u-1", `{}`, "boom", brokertest.Name(t, "nowhere"))}
+	for i := range 3 {
+		msgs = append(msgs, parkedFor(fmt.Sprintf("m-%d", i), fmt.Sprintf(`{"n":%d}`, i), "boom", dest))
+	}
+	brokertest.PublishMany(t, ch, "", park, msgs)
+	brokertest.WaitDepth(t, park, 4, 10*time.Second)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
+
+	res, steps, err := s.Canary(ctx, canaryOf(park, replay.Selector{All: true}, 1))
+	var none *replay.CanaryNoneReplayedError
+	if !errors.As(err, &none) || !errors.Is(err, replay.ErrNotAllDone) || none.Step != 1 || none.Failed != 1 {
+		t.Fatalf("a step whose one message is unroutable: %v, want a CanaryNoneReplayedError of step 1 (1 failed)", err)
+	}
+	if res.Done != 0 || res.Failed != 1 || len(steps) != 0 {
+		t.Errorf("result %+v, steps %+v; want 1 failed, nothing done, no step watched", res, steps)
+	}
+	brokertest.WaitDepth(t, park, 4, 10*time.Second)
+	if n := brokertest.Depth(t, ch, dest); n != 0 {
+		t.Errorf("the destination holds %d, want 0: the rest stays parked", n)
+	}
+	brokertest.Drain(t, ch, park)
+
+	msgs[0] = parkedFor("n-1", `{}`, "boom", "") // no origin
+	brokertest.PublishMany(t, ch, "", park, msgs)
+	brokertest.WaitDepth(t, park, 4, 10*time.Second)
+	res, steps, err = s.Canary(ctx, canaryOf(park, replay.Selector{All: true}, 1))
+	if err != nil || !errors.Is(res.Err(), replay.ErrNotAllDone) || res.Done != 3 || res.Failed != 1 || len(steps) != 1 || steps[0].Replayed != 1 {
+		t.Fatalf("a step of 1 behind a message with no origin: %+v, steps %+v, %v; want m-0 in the step, m-1 and m-2 after, n-1 failed once", res, steps, err)
+	}
+	brokertest.WaitDepth(t, dest, 3, 10*time.Second)
+	brokertest.WaitDepth(t, park, 1, 10*time.Second)
+}
