@@ -20,29 +20,59 @@ var ErrEmptyURL = fmt.Errorf("%w: empty URL", ErrBadURL)
 // redactedPassword replaces every password parkinglot shows or logs.
 const redactedPassword = "xxxxx"
 
-// userinfoPattern finds "scheme://user:password@" inside free text, so that
-// error strings from libraries (which may quote the URL) are redacted too.
-// The password runs to the last "@" before white space: people paste
-// passwords with unescaped "@", "/", "?" or "#", and masking too much is
-// better than showing the tail of one.
-var userinfoPattern = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*):(\S*)@`)
+// userinfoStart finds "scheme://user:" inside free text: what follows is a
+// password, up to an "@" that RedactText looks for.
+var userinfoStart = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:`)
+
+// schemeStart finds where a URL begins ("scheme://").
+var schemeStart = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://`)
 
 // Redact returns raw with any password replaced, for display. It never fails:
 // a string that is not a URL is returned with URL-shaped credentials masked.
 // It works on the text rather than on url.Parse, which splits a password
 // holding an unescaped "#", "?" or "/" and would leave its tail visible.
 //
-// A comma-separated list of URLs (see SplitURLs) is redacted URL by URL.
+// raw is taken as a URL, or a comma-separated list of URLs (see SplitURLs)
+// redacted URL by URL, whenever it starts with a scheme or holds none: the
+// password then runs from "user:" to the last "@" of its URL, whatever it
+// holds (white space, "@", "#", bytes that are not UTF-8), since people paste
+// passwords unescaped and masking too much is better than showing the tail of
+// one. Other text with white space goes to RedactText.
 func Redact(raw string) string {
-	if us := SplitURLs(raw); len(us) > 1 && !strings.ContainsAny(raw, " \t\r\n") {
-		for i, u := range us {
-			us[i] = Redact(u)
-		}
-		return strings.Join(us, ",")
-	}
-	if strings.ContainsAny(raw, " \t\r\n") {
+	t := strings.TrimSpace(raw)
+	if strings.ContainsAny(raw, " \t\r\n") && strings.Contains(t, "://") && !startsWithScheme(t) {
 		return RedactText(raw)
 	}
+	var b strings.Builder
+	prev := 0
+	for _, sep := range listCommas(raw) {
+		b.WriteString(redactOne(raw[prev:sep]))
+		b.WriteByte(',')
+		prev = sep + 1
+	}
+	b.WriteString(redactOne(raw[prev:]))
+	return b.String()
+}
+
+// startsWithScheme: s begins with "scheme://".
+func startsWithScheme(s string) bool {
+	loc := schemeStart.FindStringIndex(s)
+	return loc != nil && loc[0] == 0
+}
+
+// listCommas returns the offsets of the commas that separate the URLs of a
+// list in s (see listSeparator), in order.
+func listCommas(s string) []int {
+	var out []int
+	for _, loc := range listSeparator.FindAllStringIndex(s, -1) {
+		out = append(out, loc[0]+strings.IndexByte(s[loc[0]:loc[1]], ','))
+	}
+	return out
+}
+
+// redactOne masks the password of one URL: everything between "user:" and
+// the last "@".
+func redactOne(raw string) string {
 	i := strings.Index(raw, "://")
 	if i < 0 {
 		i = -3 // "user:password@host" without a scheme is still a password
@@ -61,21 +91,115 @@ func Redact(raw string) string {
 
 // RedactText masks credentials of every URL that appears in free text, such as
 // an error message that quotes the URL it failed on.
-// A list of URLs in the text is cut at its commas first, so that each URL's
-// password is masked and every host stays visible.
+//
+// Where a password ends is a guess in free text. A URL in double quotes (as
+// %q writes it) ends at the closing quote, so its password runs to the last
+// "@" inside, as in Redact. Elsewhere a URL that reads well up to the first
+// white space ends there, so that text after it is left alone ("amqp://u:p@h/
+// failed, mail ops@example.com"); one that does not (the password holds white
+// space: "amqp://u:my pw@h/") has its password run to the last "@" before the
+// next URL. A password never runs into the next URL, so every host of a list
+// stays visible.
 func RedactText(s string) string {
 	var b strings.Builder
 	for {
-		loc := listSeparator.FindStringIndex(s)
+		loc := userinfoStart.FindStringIndex(s)
 		if loc == nil {
 			break
 		}
-		sep := loc[0] + strings.IndexByte(s[loc[0]:loc[1]], ',')
-		b.WriteString(userinfoPattern.ReplaceAllString(s[:sep+1], "$1:"+redactedPassword+"@"))
-		s = s[sep+1:]
+		start := loc[1] // the password's first byte
+		end := passwordEnd(s, loc[0], start)
+		if end < 0 {
+			b.WriteString(s[:start])
+			s = s[start:]
+			continue
+		}
+		b.WriteString(s[:start])
+		b.WriteString(redactedPassword)
+		s = s[end:] // from the "@"
 	}
-	b.WriteString(userinfoPattern.ReplaceAllString(s, "$1:"+redactedPassword+"@"))
+	b.WriteString(s)
 	return b.String()
+}
+
+// passwordEnd returns the offset in s of the "@" that ends the password
+// starting at start, of a URL starting at url; -1 when there is none.
+func passwordEnd(s string, url, start int) int {
+	// The URL ends before the next URL, and at a closing quote if quoted.
+	bound := len(s)
+	if loc := schemeStart.FindStringIndex(s[start:]); loc != nil {
+		bound = start + loc[0]
+	}
+	if url > 0 && s[url-1] == '"' {
+		if q := closingQuote(s[start:bound]); q >= 0 {
+			bound = start + q
+		}
+		return lastAt(s, start, bound)
+	}
+	tokenEnd := bound
+	if i := strings.IndexAny(s[start:bound], " \t\r\n"); i >= 0 {
+		tokenEnd = start + i
+	}
+	token := s[start:tokenEnd]
+	if at := strings.LastIndexByte(token, '@'); at >= 0 {
+		if hostReads(token[at+1:]) {
+			return start + at
+		}
+	} else if token != "" && urlReads(s[url:tokenEnd]) {
+		return -1 // a URL without a password, such as "amqp://host:5672/"
+	}
+	if at := lastAt(s, start, bound); at >= 0 {
+		return at
+	}
+	if at := strings.LastIndexByte(token, '@'); at >= 0 {
+		return start + at
+	}
+	return -1
+}
+
+// lastAt is the offset of the last "@" in s[from:to], or -1.
+func lastAt(s string, from, to int) int {
+	if at := strings.LastIndexByte(s[from:to], '@'); at >= 0 {
+		return from + at
+	}
+	return -1
+}
+
+// closingQuote is the offset of the first double quote in s that is not
+// escaped with a backslash, or -1.
+func closingQuote(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// trailingPunct is what text puts after a URL ("see amqp://h:5672/.").
+const trailingPunct = `.,;:!)]}>'"`
+
+// hostReads: s (what follows the "@" up to white space) starts with a host
+// and optional port.
+func hostReads(s string) bool {
+	if i := strings.IndexAny(s, `/?#"'\`); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimRight(s, trailingPunct)
+	if s == "" {
+		return false
+	}
+	u, err := url.Parse("amqp://" + s)
+	return err == nil && u.Hostname() != ""
+}
+
+// urlReads: s (a URL up to white space) parses, with a host.
+func urlReads(s string) bool {
+	u, err := url.Parse(strings.TrimRight(s, trailingPunct))
+	return err == nil && u.Hostname() != ""
 }
 
 // ParseURLs checks a comma-separated list of AMQP URLs (one URL is a list

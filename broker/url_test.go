@@ -138,3 +138,113 @@ func TestVhost(t *testing.T) {
 		}
 	}
 }
+
+// A password is masked whatever it holds: white space, "@", "#", "?", "/",
+// "%" or bytes that are not UTF-8, alone or in one URL of a list.
+func TestRedactPasswordWithAnyCharacter(t *testing.T) {
+	const host = "@127.0.0.1:5674/"
+	cases := []struct {
+		name, pw string
+	}{
+		{"space", "S3cr3t Pw"},
+		{"leading and trailing space", " S3cr3t Pw "},
+		{"tab", "S3cr3t\tPw"},
+		{"newline", "S3cr3t\nPw"},
+		{"carriage return", "S3cr3t\r\nPw"},
+		{"@", "S3cr3t@Pw"},
+		{"@ and space", "S3cr3t@ Pw"},
+		{"space then @", "S3cr3t Pw@x"},
+		{"# ? /", "S3cr3t#?/Pw"},
+		{"# ? / and space", "S3 cr3t#x?y/Pw"},
+		{"%", "S3cr3t%Pw"},
+		{"comma", "S3cr3t, Pw"},
+		{"not UTF-8", "S3cr3t\xff\xfe Pw"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, tc := range []struct{ in, want string }{
+				{"amqp://guest:" + c.pw + host, "amqp://guest:xxxxx" + host},
+				{"http://guest:" + c.pw + "@m:15672", "http://guest:xxxxx@m:15672"},
+				{"amqp://a:b@h1/,amqps://guest:" + c.pw + host + ",amqp://h3/", "amqp://a:xxxxx@h1/,amqps://guest:xxxxx" + host + ",amqp://h3/"},
+				{"amqp://guest:" + c.pw + host + " , amqp://a:b@h2/", "amqp://guest:xxxxx" + host + " , amqp://a:xxxxx@h2/"},
+				{"guest:" + c.pw + host, "guest:xxxxx" + host},
+			} {
+				got := Redact(tc.in)
+				if got != tc.want {
+					t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+				}
+				if strings.Contains(got, "Pw") {
+					t.Errorf("Redact(%q) = %q shows the password", tc.in, got)
+				}
+			}
+		})
+	}
+}
+
+// In free text a URL's password is masked through white space when the URL
+// does not read well without it, and text after a URL that reads well is
+// left alone.
+func TestRedactTextPasswordWithWhiteSpace(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"space", "dial amqp://guest:S3cr3t Pw@127.0.0.1:5674/ failed", "dial amqp://guest:xxxxx@127.0.0.1:5674/ failed"},
+		{"tab", "url=amqp://guest:S3cr3t\tPw@h/ bad", "url=amqp://guest:xxxxx@h/ bad"},
+		{"newline", "url=amqp://guest:S3cr3t\nPw@h/\nnext line", "url=amqp://guest:xxxxx@h/\nnext line"},
+		{"several spaces and @", "amqp://u:a b c@d e@h/", "amqp://u:xxxxx@h/"},
+		{"a space before an @", "amqp://u:S3cr3t@ Pw@h/", "amqp://u:xxxxx@h/"},
+		{"quoted with %q", `bad broker URL "amqp://guest:S3cr3t Pw@x@127.0.0.1:5674/": contains white space`, `bad broker URL "amqp://guest:xxxxx@127.0.0.1:5674/": contains white space`},
+		{"quoted, @ and space", `parse "amqp://u:a@b c@h/": bad`, `parse "amqp://u:xxxxx@h/": bad`},
+		{"quoted, escaped quote", `parse "amqp://u:a\" b@h/": bad`, `parse "amqp://u:xxxxx@h/": bad`},
+		{"quoted, escaped tab and newline", `parse "amqp://u:a\tb\nc@h/": bad`, `parse "amqp://u:xxxxx@h/": bad`},
+		{"in a list", "connect amqp://a:one@h1/,amqp://b:S3cr3t Pw@h2/,amqp://c:two@h3/: refused", "connect amqp://a:xxxxx@h1/,amqp://b:xxxxx@h2/,amqp://c:xxxxx@h3/: refused"},
+		{"quoted list", `connect "amqp://a:one@h1/,amqp://b:S3cr3t Pw@h2/": refused`, `connect "amqp://a:xxxxx@h1/,amqp://b:xxxxx@h2/": refused`},
+		{"two URLs", "from amqp://a:S3 cr3t@h1/ to amqp://b:Pw x@h2/", "from amqp://a:xxxxx@h1/ to amqp://b:xxxxx@h2/"},
+		// A URL that reads well ends at white space: what follows is text.
+		{"text after a URL", "amqp://u:p@h/ failed, mail ops@example.com", "amqp://u:xxxxx@h/ failed, mail ops@example.com"},
+		{"text after a URL without a password", "amqp://localhost:5672/ failed, mail ops@example.com", "amqp://localhost:5672/ failed, mail ops@example.com"},
+		{"text after a URL in parentheses", "(amqp://u:p@h:5672) failed, mail ops@example.com", "(amqp://u:xxxxx@h:5672) failed, mail ops@example.com"},
+		{"already redacted", `"amqp://guest:xxxxx@h/": contains white space`, `"amqp://guest:xxxxx@h/": contains white space`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := RedactText(c.in); got != c.want {
+				t.Errorf("RedactText(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+// ParseURL's and NewManagement's errors quote the URL without its password,
+// whatever the password holds.
+func TestURLErrorsHideAnyPassword(t *testing.T) {
+	for _, pw := range []string{"S3cr3t Pw", "S3cr3t\tPw", "S3cr3t\nPw", "S3cr3t@Pw x", "S3cr3t#?/Pw", "S3cr3t%Pw", "S3cr3t\xffPw"} {
+		for _, tc := range []struct {
+			what string
+			err  func() error
+		}{
+			{"ParseURL", func() error { _, err := ParseURL("amqp://guest:" + pw + "@127.0.0.1:5674/"); return err }},
+			{"ParseURLs", func() error {
+				_, _, err := ParseURLs("amqp://a:b@h1:5672/,amqp://guest:" + pw + "@127.0.0.1:5674/")
+				return err
+			}},
+			{"NewManagement", func() error { _, err := NewManagement("http://guest:"+pw+"@127.0.0.1:15672", "/"); return err }},
+			{"NewManagement list", func() error {
+				_, err := NewManagement("http://a:b@h1:15672,http://guest:"+pw+"@127.0.0.1:15672", "/")
+				return err
+			}},
+		} {
+			err := tc.err()
+			if err == nil {
+				t.Errorf("%s(%q) accepted it", tc.what, pw)
+				continue
+			}
+			if !errors.Is(err, ErrBadURL) {
+				t.Errorf("%s(%q): %v does not wrap ErrBadURL", tc.what, pw, err)
+			}
+			if msg := err.Error(); strings.Contains(msg, "Pw") || strings.Contains(msg, "S3cr3t") {
+				t.Errorf("%s(%q): %q shows the password", tc.what, pw, msg)
+			}
+		}
+	}
+}

@@ -174,6 +174,10 @@ func badInputCases(u corpusUsers) []badCase {
 		{name: "url-malformed", code: 1, want: "cannot parse it", setup: func(b *bx) []string {
 			return []string{"--url", "amqp://" + u.user + ":" + pw + "@127.0.0.1:5672/%zz", "list", "q"}
 		}},
+		// The password shows nowhere though the error quotes the URL.
+		{name: "url-password-with-space", code: 1, want: "contains white space", setup: func(b *bx) []string {
+			return []string{"--url", "amqp://" + u.user + ":S3cr3t " + pw + "@127.0.0.1:5672/", "list", "q"}
+		}},
 		{name: "url-scheme-http", code: 1, want: `scheme "http" is not amqp or amqps`, setup: func(b *bx) []string {
 			return []string{"--url", "http://" + u.user + ":" + pw + "@127.0.0.1:5672/", "list", "q"}
 		}},

@@ -60,3 +60,68 @@ func TestConfigFileExitStatuses(t *testing.T) {
 		})
 	}
 }
+
+// `parkinglot config` masks a password whatever it holds (white space, "@",
+// "#", "?", "/"), in the text and the JSON output, for a context's url and
+// management_url (one URL or a list) and for the flags.
+func TestConfigRedactsAnyPassword(t *testing.T) {
+	const secret = "Pw-9f2c"
+	for _, tc := range []struct {
+		name, pw string // pw as YAML double-quoted text; holds secret
+	}{
+		{"space", "S3cr3t " + secret},
+		{"tab", `S3cr3t\t` + secret},
+		{"newline", `S3cr3t\n` + secret},
+		{"@", "S3cr3t@" + secret},
+		{"# ? /", "S3cr3t#?/" + secret},
+		{"@, space and #", "a@b c#" + secret},
+	} {
+		for _, shape := range []struct {
+			name, config string
+			want         []string // lines of the text output
+		}{
+			{"context url", "current_context: p\ncontexts:\n  p: {url: \"amqp://guest:" + tc.pw + "@127.0.0.1:5674/\"}\n",
+				[]string{"amqp://guest:xxxxx@127.0.0.1:5674/  (context p url)"}},
+			{"context url list", "current_context: p\ncontexts:\n  p:\n    url: [\"amqp://a:b@h1:5672/\", \"amqp://guest:" + tc.pw + "@h2:5672/\"]\n",
+				[]string{"amqp://a:xxxxx@h1:5672/,amqp://guest:xxxxx@h2:5672/  (context p url)"}},
+			{"context management_url", "current_context: p\ncontexts:\n  p: {url: 'amqp://h1/', management_url: \"http://ops:" + tc.pw + "@m:15672\"}\n",
+				[]string{"http://ops:xxxxx@m:15672  (context p management_url)"}},
+			{"context management_url list", "current_context: p\ncontexts:\n  p:\n    url: 'amqp://h1/'\n    management_url: [\"http://ops:" + tc.pw + "@m1:15672\", \"http://ops:x@m2:15672\"]\n",
+				[]string{"http://ops:xxxxx@m1:15672,http://ops:xxxxx@m2:15672  (context p management_url)"}},
+		} {
+			t.Run(tc.name+"/"+shape.name, func(t *testing.T) {
+				f, b, _ := secretFactory(t, shape.config, nil)
+				if code := runConfig(f, []string{"config"}); code != 0 {
+					t.Fatalf("exit %d: %q", code, b.err.String())
+				}
+				out := b.out.String()
+				for _, want := range shape.want {
+					if !strings.Contains(out, want) {
+						t.Errorf("config output lacks %q:\n%s", want, out)
+					}
+				}
+				f, b2, _ := secretFactory(t, shape.config, nil)
+				if code := runConfig(f, []string{"config", "-o", "json"}); code != 0 {
+					t.Fatalf("config -o json: exit %d: %q", code, b2.err.String())
+				}
+				all := out + b.err.String() + b2.out.String() + b2.err.String()
+				if strings.Contains(all, secret) || strings.Contains(all, "S3cr3t") {
+					t.Errorf("config shows the password:\n%s", all)
+				}
+			})
+		}
+	}
+	// The flags, with characters YAML would not carry.
+	for _, pw := range []string{"S3cr3t " + secret, "S3cr3t\t" + secret, "S3cr3t\n" + secret, "S3cr3t\xff" + secret} {
+		f, b := testFactory(t)
+		code := run(context.Background(), f, []string{"--config", "", "--url", "amqp://guest:" + pw + "@127.0.0.1:5674/",
+			"--management-url", "http://ops:" + pw + "@m:15672", "config", "-o", "json"})
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %q", pw, code, b.err.String())
+		}
+		if out := b.out.String() + b.err.String(); strings.Contains(out, secret) || strings.Contains(out, "S3cr3t") ||
+			!strings.Contains(out, `"url":"amqp://guest:xxxxx@127.0.0.1:5674/"`) || !strings.Contains(out, `"management_url":"http://ops:xxxxx@m:15672"`) {
+			t.Errorf("%q: config -o json:\n%s", pw, out)
+		}
+	}
+}
