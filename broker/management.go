@@ -318,9 +318,13 @@ func (m *Management) Queues(ctx context.Context) ([]QueueInfo, error) {
 	return qs, nil
 }
 
-// Queue reads one queue.
+// Queue reads one queue. The empty name is ErrNotFound without asking:
+// no queue has it, and the path it would make lists every queue.
 func (m *Management) Queue(ctx context.Context, name string) (QueueInfo, error) {
 	var q QueueInfo
+	if name == "" {
+		return q, fmt.Errorf("%w: no queue has the empty name", ErrNotFound)
+	}
 	if err := m.do(ctx, http.MethodGet, m.vpath("queues", name), nil, &q); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return q, fmt.Errorf("%w: no queue %q in vhost %q", ErrNotFound, name, m.vhost)

@@ -38,7 +38,7 @@ type ImportOptions struct {
 // that is not an exported message is an error naming the line, and nothing
 // is published.
 func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
-	if err := checkRateWindow(o.Rate, o.Window); err != nil {
+	if err := o.check(); err != nil {
 		return Result{}, err
 	}
 	data, name, err := importSource(o)
@@ -105,6 +105,13 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 		err = fmt.Errorf("import %s: %d of %d messages handled", name, res.Done+res.Failed, n)
 	}
 	return res, err
+}
+
+func (o ImportOptions) check() error {
+	if err := CheckDestination(o.To, ""); err != nil {
+		return err
+	}
+	return checkRateWindow(o.Rate, o.Window)
 }
 
 type readSeekCloser interface {
@@ -277,7 +284,7 @@ type ImportDest struct {
 // PlanImport checks an import file (every line) and counts the messages
 // per destination, publishing nothing.
 func PlanImport(o ImportOptions) (ImportPlan, error) {
-	if err := checkRateWindow(o.Rate, o.Window); err != nil {
+	if err := o.check(); err != nil {
 		return ImportPlan{}, err
 	}
 	data, name, err := importSource(o)

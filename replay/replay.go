@@ -61,12 +61,19 @@ func (o Options) check() error {
 // CLI and the TUI alike: the origin by default (target ""), or a given
 // destination, or a given target (origin, or queue: the queue that failed
 // alone) — a destination and a target together are an error wrapping
-// ErrTwoDestinations, an unknown target one wrapping ErrBadTarget.
+// ErrTwoDestinations, an unknown target one wrapping ErrBadTarget, and a
+// destination that can never route one wrapping retrycore.ErrNoQueueName
+// (all wrap ErrBadSelection).
 func CheckDestination(to *retrycore.Destination, target Target) error {
 	switch target {
 	case "", TargetOrigin, TargetQueue:
 	default:
 		return fmt.Errorf("%w: %w %q (known: origin, queue)", ErrBadSelection, ErrBadTarget, target)
+	}
+	if to != nil {
+		if err := to.Check(); err != nil {
+			return fmt.Errorf("%w: destination %s: %w", ErrBadSelection, to, err)
+		}
 	}
 	if to != nil && target != "" {
 		return fmt.Errorf("%w: %w", ErrBadSelection, ErrTwoDestinations)

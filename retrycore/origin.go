@@ -21,14 +21,42 @@ type Destination struct {
 	RoutingKey string `json:"routing_key"`
 }
 
+// Destination errors, for callers to tell a mistyped destination (a
+// usage error) from a failed publish.
+var (
+	// ErrNotDestination: the text is not EXCHANGE:ROUTING_KEY (an empty
+	// text included: an unset shell variable is not "the origin").
+	ErrNotDestination = errors.New(`want EXCHANGE:ROUTING_KEY (":queue" for the default exchange)`)
+	// ErrNoQueueName: the default exchange with an empty routing key. The
+	// default exchange routes by queue name and no queue has the empty
+	// name, so the publish could only come back unroutable.
+	ErrNoQueueName = errors.New("the default exchange routes by queue name, so an empty routing key reaches no queue")
+)
+
 // ParseDestination reads "EXCHANGE:ROUTING_KEY"; ":orders" is the default
 // exchange with routing key "orders". The routing key may contain colons.
+// Errors wrap ErrNotDestination or ErrNoQueueName (Check).
 func ParseDestination(s string) (Destination, error) {
 	ex, rk, ok := strings.Cut(s, ":")
 	if !ok {
-		return Destination{}, fmt.Errorf("destination %q: want EXCHANGE:ROUTING_KEY (\":queue\" for the default exchange)", s)
+		return Destination{}, fmt.Errorf("destination %q: %w", s, ErrNotDestination)
 	}
-	return Destination{Exchange: ex, RoutingKey: rk}, nil
+	d := Destination{Exchange: ex, RoutingKey: rk}
+	if err := d.Check(); err != nil {
+		return Destination{}, fmt.Errorf("destination %q: %w", s, err)
+	}
+	return d, nil
+}
+
+// Check is the rule every given destination meets, however it was made:
+// not the default exchange with an empty routing key (ErrNoQueueName). A
+// named exchange with an empty key is fine (fanout and headers exchanges
+// ignore the key).
+func (d Destination) Check() error {
+	if d.Exchange == "" && d.RoutingKey == "" {
+		return ErrNoQueueName
+	}
+	return nil
 }
 
 func (d Destination) String() string {

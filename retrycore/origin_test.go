@@ -258,3 +258,24 @@ func TestParseDestination(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+// The default exchange with an empty routing key can never route (it
+// routes by queue name), so it is refused however it is written or made;
+// a named exchange with an empty key is fine (fanout, headers).
+func TestDestinationDefaultExchangeNeedsAKey(t *testing.T) {
+	for _, in := range []string{":", ""} {
+		_, err := ParseDestination(in)
+		want := map[string]error{":": ErrNoQueueName, "": ErrNotDestination}[in]
+		if !errors.Is(err, want) {
+			t.Errorf("ParseDestination(%q) = %v, want %v", in, err, want)
+		}
+	}
+	if err := (Destination{}).Check(); !errors.Is(err, ErrNoQueueName) {
+		t.Errorf("Destination{}.Check() = %v, want ErrNoQueueName", err)
+	}
+	for _, d := range []Destination{{"fanout.ex", ""}, {"", "orders"}} {
+		if err := d.Check(); err != nil {
+			t.Errorf("%+v.Check() = %v", d, err)
+		}
+	}
+}

@@ -77,14 +77,21 @@ func (s *selectionFlags) narrowing() (replay.Selector, error) {
 	return replay.Selector{IDs: s.ids, Filter: s.filter}, nil
 }
 
-// destinationFlag parses --to ("" is nil).
-func destinationFlag(s string) (*retrycore.Destination, error) {
-	if s == "" {
+// destinationFlag parses --to: nil when it was not given. A --to given
+// empty (an unset shell variable) is refused rather than read as no --to:
+// the messages would go somewhere the caller did not say. without is
+// where they go without --to, for the hint.
+func destinationFlag(cmd *cobra.Command, s, without string) (*retrycore.Destination, error) {
+	if !cmd.Flags().Changed("to") {
 		return nil, nil
 	}
 	d, err := retrycore.ParseDestination(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --to %w", replay.ErrBadSelection, err)
+		hint := ""
+		if s == "" {
+			hint = "; leave --to out to send " + without
+		}
+		return nil, usagef("%w: --to %w%s", replay.ErrBadSelection, err, hint)
 	}
 	return &d, nil
 }
@@ -103,9 +110,9 @@ func (d *destinationFlags) register(cmd *cobra.Command, toHelp, targetHelp strin
 // parse is the destination and target the flags say; the target is ""
 // (the origin) when --target was not given.
 func (d *destinationFlags) parse(cmd *cobra.Command) (*retrycore.Destination, replay.Target, error) {
-	to, err := destinationFlag(d.to)
+	to, err := destinationFlag(cmd, d.to, "each message to its origin")
 	if err != nil {
-		return nil, "", cliErr(err)
+		return nil, "", err
 	}
 	target := replay.Target("")
 	if cmd.Flags().Changed("target") {

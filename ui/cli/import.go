@@ -29,9 +29,9 @@ func NewCmdImport(f *Factory, runF func(context.Context, *ImportOptions) error) 
 		Short: "Publish an export back (confirmed, mandatory); by default each message to the queue it was exported from",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := destinationFlag(to)
+			dest, err := destinationFlag(cmd, to, "each message to the queue it was exported from")
 			if err != nil {
-				return cliErr(err)
+				return err
 			}
 			if args[0] == "-" && !opts.Yes {
 				return usagef("import -: stdin carries the file, so the confirmation cannot be asked; pass --yes")
