@@ -222,6 +222,11 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 	if path := broker.NonFinite(m.Headers); path != "" {
 		return broker.Message{}, retrycore.Destination{}, fmt.Errorf("header %s is not a finite number (NaN or ±Inf), which RabbitMQ refuses by closing the connection", path)
 	}
+	// Found here, before anything is published, rather than as a lost
+	// channel or connection half-way through the file.
+	if err := broker.Publishable(m); err != nil {
+		return broker.Message{}, retrycore.Destination{}, err
+	}
 	switch {
 	case to != nil:
 		return m, *to, nil
@@ -246,8 +251,15 @@ func jsonProblem(err error) string {
 			want = "text"
 		case reflect.Bool:
 			want = "true or false"
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+			// priority and delivery_mode: "a number" would not say what
+			// is wrong with 300 or 1.5.
+			want = fmt.Sprintf("a whole number 0–%d", uint64(1)<<te.Type.Bits()-1)
+		case reflect.Int8, reflect.Int16, reflect.Int32:
+			want = fmt.Sprintf("a whole number %d–%d", -(int64(1) << (te.Type.Bits() - 1)), int64(1)<<(te.Type.Bits()-1)-1)
+		case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64:
+			want = "a whole number"
+		case reflect.Float32, reflect.Float64:
 			want = "a number"
 		case reflect.Struct, reflect.Map:
 			want = "an object"
