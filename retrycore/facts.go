@@ -108,7 +108,7 @@ func DecodeWith(ctx context.Context, h amqp.Table, limits DeliveryLimits) Facts 
 	}
 	if f.Error == "" && len(f.Deaths) > 0 {
 		d := f.Deaths[0]
-		f.Error, f.ErrorSource = "dead-lettered: "+d.Reason+" in "+d.Queue, HeaderDeath
+		f.Error, f.ErrorSource = OneLine("dead-lettered: "+d.Reason+" in "+d.Queue), HeaderDeath // x-death's strings are any bytes too
 	}
 	for _, k := range errorTypeHeaders {
 		if s, ok := asString(h[k]); ok && s != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -429,5 +430,15 @@ func TestDecodeNeverPanics(t *testing.T) {
 			_ = Decode(h)
 			_ = AttemptsOf(h)
 		}
+	}
+}
+
+// TestDecodeErrorFromXDeathIsOneCleanLine: a message with no error header
+// gets its error from x-death, whose strings may hold any bytes: valid
+// UTF-8, one line.
+func TestDecodeErrorFromXDeathIsOneCleanLine(t *testing.T) {
+	f := Decode(amqp.Table{HeaderDeath: []any{amqp.Table{"queue": "src\xff", "reason": "rejected\xfe", "count": int64(1)}}})
+	if f.ErrorSource != HeaderDeath || !utf8.ValidString(f.Error) || !strings.HasPrefix(f.Error, "dead-lettered: rejected") {
+		t.Errorf("error %q from %s, want a valid UTF-8 line from x-death", f.Error, f.ErrorSource)
 	}
 }

@@ -37,7 +37,9 @@ var groupRules = []struct {
 // were most of the cost (GroupKey went from 5.3 µs to 0.6 µs a text on
 // group_ref_test.go's corpus, which checks that the keys are the same).
 func GroupKey(text string) string {
-	s := strings.TrimSpace(text)
+	// A key is a metric label and a JSON key: valid UTF-8 whatever the
+	// header held.
+	s := strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD"))
 	for _, r := range groupRules {
 		if r.need(s) {
 			s = r.re.ReplaceAllString(s, r.with)

@@ -27,7 +27,7 @@ func regexpGroupKey() func(text string) string {
 		{re: regexp.MustCompile(`(^|[^\p{L}\d_])[-+]?\d+(?:\.\d+)?`), with: "${1}<n>"},
 	}
 	return func(text string) string {
-		s := strings.TrimSpace(text)
+		s := strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD"))
 		for _, r := range rules {
 			if r.keep == nil {
 				s = r.re.ReplaceAllString(s, r.with)

@@ -1,6 +1,9 @@
 package retrycore
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 // TestGroupKeySameGroup: failures that differ only in values share a key.
 func TestGroupKeySameGroup(t *testing.T) {
@@ -54,6 +57,16 @@ func TestGroupKeyStableAndIdempotent(t *testing.T) {
 		k := GroupKey(s)
 		if again := GroupKey(k); again != k {
 			t.Errorf("GroupKey(GroupKey(%q)) = %q, want %q", s, again, k)
+		}
+	}
+}
+
+// TestGroupKeyIsValidUTF8: a key is a metric label and a JSON key, valid
+// UTF-8 whatever bytes the error held.
+func TestGroupKeyIsValidUTF8(t *testing.T) {
+	for _, s := range []string{"rejected\xfe in q\xff", "\xc3", "ok \xe2\x82 then 42"} {
+		if k := GroupKey(s); !utf8.ValidString(k) {
+			t.Errorf("GroupKey(%q) = %q, not valid UTF-8", s, k)
 		}
 	}
 }

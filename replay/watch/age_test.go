@@ -111,3 +111,19 @@ func TestOldestAge(t *testing.T) {
 		}
 	}
 }
+
+// TestTopGroupsKeepsReservedNamesApart: an error text that is itself
+// "none" or "other" gets a label of its own (quoted), so no two series
+// share one (which would fail every scrape).
+func TestTopGroupsKeepsReservedNamesApart(t *testing.T) {
+	got := topGroups(map[string]int64{"none": 3, "other": 2, "": 1}, 5)
+	want := []GroupCount{{`"none"`, 3}, {`"other"`, 2}, {GroupNone, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+	got = topGroups(map[string]int64{"other": 3, "a": 2, "b": 1}, 1)
+	want = []GroupCount{{`"other"`, 3}, {GroupOther, 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("top 1: %v, want %v", got, want)
+	}
+}

@@ -77,7 +77,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		for _, g := range s.TopGroups {
-			ch <- prometheus.MustNewConstMetric(descByError, prometheus.GaugeValue, float64(g.Count), s.Vhost, s.Queue, g.Group)
+			// The group comes from message headers: a label the client
+			// refuses (GroupKey makes it valid UTF-8) drops that series,
+			// never the process.
+			if m, err := prometheus.NewConstMetric(descByError, prometheus.GaugeValue, float64(g.Count), s.Vhost, s.Queue, g.Group); err == nil {
+				ch <- m
+			}
 		}
 		if s.ArrivalsKnown {
 			ch <- prometheus.MustNewConstMetric(descArrivals, prometheus.CounterValue, float64(s.Arrivals), s.Vhost, s.Queue)

@@ -304,3 +304,34 @@ func TestWatchQuorumDeliveryLimitLosesNothing(t *testing.T) {
 	}
 	t.Logf("RabbitMQ %s: %d reads, %d scans in %s; %d messages, order kept, no delivery counted", v, len(reads), len(scans), watchSoak, len(got))
 }
+
+// TestWatchExportsAnyErrorText: error texts that are "none" or "other",
+// one missing, and an x-death whose strings are not UTF-8 each get a
+// series of their own, and /metrics keeps answering 200 (a duplicate
+// label set fails every scrape; a label that is not UTF-8 made the
+// client panic).
+func TestWatchExportsAnyErrorText(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "texts.dlq")
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	now := time.Now().Truncate(time.Second)
+	bad := parked("x-1", "", now)
+	bad.Headers[retrycore.HeaderDeath] = []any{amqp.Table{"queue": "src\xff", "reason": "rejected\xfe", "count": int64(1)}}
+	brokertest.PublishMany(t, ch, "", lot, []amqp.Publishing{parked("n-1", "none", now), parked("o-1", "other", now), parked("e-1", "", now), bad})
+
+	w := startWatch(t, "", watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 10})
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	var groups map[string]float64
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
+		groups = scrape(t, w.base).series("parkinglot_parked_messages_by_error", labels, "error_group")
+		return len(groups) == 4
+	}, func() string { return fmt.Sprintf("groups %v, want 4", groups) })
+	want := map[string]float64{`"none"`: 1, `"other"`: 1, watch.GroupNone: 1, retrycore.GroupKey("dead-lettered: rejected\ufffd in src\ufffd"): 1}
+	if fmt.Sprint(groups) != fmt.Sprint(want) {
+		t.Errorf("groups %v, want %v", groups, want)
+	}
+	w.stop(t)
+	if got := len(brokertest.Drain(t, ch, lot)); got != 4 {
+		t.Errorf("%d messages after the watch, want 4", got)
+	}
+}
