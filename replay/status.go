@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"slices"
@@ -32,9 +33,10 @@ var ErrRunNotFound = errors.New("no replay run with that id in the audit log")
 // found by their x-replay-run in a harmless browse.
 type RunStatus struct {
 	Run string `json:"run"`
-	// Replayed counts the run's copies the broker confirmed and whose
-	// parked message was removed; NotDone the run's entries with another
-	// result (the message stayed parked).
+	// Replayed counts the run's messages whose copy the broker confirmed
+	// and whose parked message was removed; NotDone those that stayed
+	// parked. A message is its replay id, and its last entry decides (a
+	// removal that failed and was sent again is one message, replayed).
 	Replayed int `json:"replayed"`
 	NotDone  int `json:"not_done,omitempty"`
 	// From are the parking lots the run replayed from.
@@ -65,12 +67,14 @@ func (s *Session) RunStatus(ctx context.Context, run string, queues []string) (R
 	if len(st.Watched) == 0 {
 		st.Watched = st.From
 	}
+	seen := map[string]bool{} // a copy parked twice (duplicated downstream) came back once
 	for _, q := range st.Watched {
 		b, err := s.Browse(ctx, BrowseOptions{Queue: q, StreamOnly: true, OnBatch: func(batch []Summary) {
 			for _, sum := range batch {
-				if sum.Facts.ReplayRun != run {
+				if sum.Facts.ReplayRun != run || seen[sum.Facts.ReplayID] {
 					continue
 				}
+				seen[sum.Facts.ReplayID] = true
 				st.CameBack++
 				st.Groups[sum.Group]++
 				if sum.Facts.SameError != nil && *sum.Facts.SameError {
@@ -113,17 +117,21 @@ func scanRun(r io.Reader, st *RunStatus, path string) error {
 	needle = append([]byte(`"run":`), needle...)
 	br := bufio.NewReaderSize(r, 64<<10)
 	found := false
+	// done: each message's last result, by a hash of its replay id (8
+	// bytes a message, not the id: a run may hold a million).
+	seed := maphash.MakeSeed()
+	done := map[uint64]bool{}
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && bytes.Contains(line, needle) {
 			var e AuditEntry
 			if json.Unmarshal(line, &e) == nil && e.Run == st.Run {
 				found = true
-				if e.Result == resultOK {
-					st.Replayed++
-				} else {
-					st.NotDone++
+				key := e.ReplayID
+				if key == "" {
+					key = e.MessageID + "\x00" + e.Queue
 				}
+				done[maphash.String(seed, key)] = e.Result == resultOK
 				if e.Queue != "" && !slices.Contains(st.From, e.Queue) {
 					st.From = append(st.From, e.Queue)
 				}
@@ -144,6 +152,13 @@ func scanRun(r io.Reader, st *RunStatus, path string) error {
 	}
 	if !found {
 		return fmt.Errorf("%w: %s (in %s)", ErrRunNotFound, st.Run, path)
+	}
+	for _, ok := range done {
+		if ok {
+			st.Replayed++
+		} else {
+			st.NotDone++
+		}
 	}
 	return nil
 }

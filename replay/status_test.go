@@ -36,6 +36,29 @@ func TestScanRunCountsOneRunsEntries(t *testing.T) {
 	}
 }
 
+// TestScanRunCountsMessagesNotEntries: a message whose removal failed
+// (ok, not-removed) and was sent again (ok, same replay id) is one message
+// replayed; one left not removed at the end is one not done; two
+// messages sharing a message id are two.
+func TestScanRunCountsMessagesNotEntries(t *testing.T) {
+	log := strings.Join([]string{
+		`{"time":"2026-12-05T10:02:00Z","action":"replay","from_queue":"q","message_id":"a","replay_id":"1","run":"R1","result":"ok"}`,
+		`{"time":"2026-12-05T10:02:01Z","action":"replay","from_queue":"q","message_id":"a","replay_id":"1","run":"R1","result":"not-removed"}`,
+		`{"time":"2026-12-05T10:02:02Z","action":"replay","from_queue":"q","message_id":"a","replay_id":"1","run":"R1","result":"ok"}`,
+		`{"time":"2026-12-05T10:02:03Z","action":"replay","from_queue":"q","message_id":"b","replay_id":"2","run":"R1","result":"ok"}`,
+		`{"time":"2026-12-05T10:02:04Z","action":"replay","from_queue":"q","message_id":"b","replay_id":"2","run":"R1","result":"not-removed"}`,
+		`{"time":"2026-12-05T10:02:05Z","action":"replay","from_queue":"q","message_id":"dup","replay_id":"3","run":"R1","result":"ok"}`,
+		`{"time":"2026-12-05T10:02:06Z","action":"replay","from_queue":"q","message_id":"dup","replay_id":"4","run":"R1","result":"ok"}`,
+	}, "\n")
+	st := RunStatus{Run: "R1"}
+	if err := scanRun(strings.NewReader(log), &st, "audit.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	if st.Replayed != 3 || st.NotDone != 1 {
+		t.Errorf("replayed %d, not done %d; want 3 (a, dup twice) and 1 (b)", st.Replayed, st.NotDone)
+	}
+}
+
 func TestNewRunIDSortsByTime(t *testing.T) {
 	a := NewRunID()
 	if len(a) != len("20261205T100200Z-3f2a") || a[8] != 'T' || a[15] != 'Z' {
