@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
@@ -81,11 +82,21 @@ func CheckDestination(to *retrycore.Destination, target Target) error {
 	return nil
 }
 
-// checkRateWindow refuses a negative rate or window (0 means
-// unlimited and the default).
+// MinRate is the slowest rate a run takes (one message every 1,000 s):
+// slower is a mistake, and its time estimate would overflow.
+const MinRate = 0.001
+
+// RateOK is the rule for a rate: 0 (as fast as confirms come) or a finite
+// number of messages per second of MinRate or more.
+func RateOK(rate float64) bool {
+	return rate == 0 || rate >= MinRate && !math.IsInf(rate, 1) // NaN fails both
+}
+
+// checkRateWindow refuses a rate RateOK refuses, or a negative window (0
+// means unlimited and the default).
 func checkRateWindow(rate float64, window int) error {
-	if rate < 0 {
-		return fmt.Errorf("%w: rate %v: want a positive number of messages per second", ErrBadSelection, rate)
+	if !RateOK(rate) {
+		return fmt.Errorf("%w: rate %v: want %v messages per second or more (0: as fast as confirms come)", ErrBadSelection, rate, MinRate)
 	}
 	if window < 0 {
 		return fmt.Errorf("%w: window %d: want 1 or more messages in flight (0: the default, %d)", ErrBadSelection, window, DefaultWindow)

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/parkinglot/parkinglot/broker/store"
+	"github.com/parkinglot/parkinglot/replay"
 )
 
 // replayAction sends the chosen messages back to where they came from, or
@@ -71,8 +72,8 @@ func (a *replayAction) request(d *dialog, req *ActionRequest) error {
 	}
 	if s := strings.TrimSpace(a.rate.Value()); s != "" {
 		r, err := strconv.ParseFloat(s, 64)
-		if err != nil || r < 0 {
-			return fmt.Errorf("rate %q: want messages per second, such as 50", s)
+		if err != nil || !replay.RateOK(r) {
+			return fmt.Errorf("rate %q: want messages per second, such as 50 (%v or more; 0: as fast as confirms come)", s, replay.MinRate)
 		}
 		req.Rate = r
 	}

@@ -662,11 +662,11 @@ exit 0`)
 		{name: "output-yaml", code: 2, want: `-o "yaml": use text or json`, setup: func(b *bx) []string {
 			return []string{"list", "q", "-o", "yaml"}
 		}},
-		{name: "rate-negative", code: 2, want: "--rate -1: want a positive number", setup: func(b *bx) []string {
+		{name: "rate-negative", code: 2, want: "--rate -1: want 0.001 messages per second or more", setup: func(b *bx) []string {
 			q := dlq(b, 1)
 			return []string{"replay", q, "--all", "--to", ":" + q, "--rate", "-1", "--yes"}
 		}},
-		{name: "import-rate-negative", code: 2, want: "--rate -1: want a positive number", setup: func(b *bx) []string {
+		{name: "import-rate-negative", code: 2, want: "--rate -1: want 0.001 messages per second or more", setup: func(b *bx) []string {
 			return []string{"import", exportFile(b, oneExport(b)), "--rate", "-1", "--yes"}
 		}},
 		{name: "window-negative", code: 2, want: "--window -1: want 1 or more", setup: func(b *bx) []string {

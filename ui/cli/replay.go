@@ -89,8 +89,8 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 // checkRateWindow refuses a negative --rate or --window before anything
 // is dialled.
 func checkRateWindow(rate float64, window int) error {
-	if rate < 0 {
-		return usagef("%w: --rate %v: want a positive number of messages per second", replay.ErrBadSelection, rate)
+	if !replay.RateOK(rate) {
+		return usagef("%w: --rate %v: want %v messages per second or more (0: as fast as confirms come)", replay.ErrBadSelection, rate, replay.MinRate)
 	}
 	if window < 0 {
 		return usagef("%w: --window %d: want 1 or more messages in flight (0: the default, %d)", replay.ErrBadSelection, window, replay.DefaultWindow)
