@@ -134,7 +134,7 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 	total := Result{Run: o.Run}
 	var steps []CanaryStep
 	progress := o.Progress
-	earlier := newFailedEarlier()
+	earlier := newEarlierSteps()
 	for i, n := range o.Steps {
 		step := o.Options
 		step.limit, step.earlier = n, earlier
@@ -240,6 +240,7 @@ func (s *Session) cameBack(ctx context.Context, queue string, rids map[string]bo
 
 // add counts res into total.
 func add(total *Result, res Result) {
+	addReport(&total.Pass, res.Pass)
 	total.Done += res.Done
 	total.Failed += res.Failed
 	total.Skipped += res.Skipped

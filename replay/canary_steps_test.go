@@ -116,3 +116,37 @@ func TestCanaryStepThatReplaysNothingStops(t *testing.T) {
 	brokertest.WaitDepth(t, dest, 3, 10*time.Second)
 	brokertest.WaitDepth(t, park, 1, 10*time.Second)
 }
+
+// TestCanaryRestSkipsACopyThatCameBackLate: a copy of step 1 that comes
+// back after the step's wait is under the run's loop guard: the rest
+// skips it (it stays parked) and replays the others.
+func TestCanaryRestSkipsACopyThatCameBackLate(t *testing.T) {
+	ch := brokertest.Channel(t)
+	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
+	brokertest.DeclareQueue(t, ch, park, nil)
+	brokertest.DeclareQueue(t, ch, dest, nil)
+	var msgs []amqp.Publishing
+	for i := range 3 {
+		msgs = append(msgs, parkedFor(fmt.Sprintf("m-%d", i), fmt.Sprintf(`{"n":%d}`, i), "boom", dest))
+	}
+	brokertest.PublishMany(t, ch, "", park, msgs)
+	brokertest.WaitDepth(t, park, 3, 10*time.Second)
+	s, _ := openSession(t, replay.Config{})
+	o := canaryOf(park, replay.Selector{All: true}, 1)
+	o.OnStep = func(replay.CanaryStep) {
+		// The copy fails downstream and parks again, after the wait.
+		back := brokertest.Drain(t, ch, dest)
+		if len(back) != 1 {
+			t.Fatalf("step 1 sent %d copies, want 1", len(back))
+		}
+		d := back[0]
+		brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{{MessageId: d.MessageId, Body: d.Body, Headers: d.Headers}})
+		brokertest.WaitDepth(t, park, 3, 10*time.Second)
+	}
+	res, steps, err := s.Canary(testCtx(t, time.Minute), o)
+	if err != nil || len(steps) != 1 || res.Done != 3 || res.Skipped != 1 {
+		t.Fatalf("%+v, steps %+v, %v; want 3 done (1 in the step, 2 after), the late copy skipped", res, steps, err)
+	}
+	brokertest.WaitDepth(t, park, 1, 10*time.Second)
+	brokertest.WaitDepth(t, dest, 2, 10*time.Second)
+}

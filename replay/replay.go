@@ -42,10 +42,10 @@ type Options struct {
 	// canary step, the first N of the selection. A message that cannot be
 	// sent at all (no origin) does not count; one sent and refused does.
 	limit int
-	// earlier, when set, are the messages that failed in an earlier step
-	// of the same canary run: not tried again, and this run's failures
-	// join them.
-	earlier *failedEarlier
+	// earlier, when set, is what the earlier steps of the same canary run
+	// did: what failed there is not tried again, what they sent is under
+	// the loop guard, and this run's failures and copies join them.
+	earlier *earlierSteps
 }
 
 func (o Options) check() error {
@@ -134,7 +134,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	}
 	r.limit = o.limit
 	if o.earlier != nil {
-		r.earlier, r.failedKeys, r.seed = o.earlier, o.earlier.counts(), o.earlier.seed
+		r.earlier, r.failedKeys, r.seed, r.sent = o.earlier, o.earlier.counts(), o.earlier.seed, o.earlier.sent
 	}
 	defer r.close()
 	if _, merr := s.Management(ctx); merr != nil {

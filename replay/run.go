@@ -64,7 +64,7 @@ type run struct {
 	// producer goroutine (the only one to touch sentN) has sent.
 	limit, sentN int
 	// earlier: Options.earlier (nil but for a canary's runs).
-	earlier *failedEarlier
+	earlier *earlierSteps
 
 	// Only the producer goroutine touches sent: the loop guard, the
 	// x-replay-ids of this run's copies as 64-bit hashes (8 bytes a copy,
@@ -202,27 +202,31 @@ func (r *run) owesAny() bool {
 	return len(r.outstanding) > 0
 }
 
-// failedEarlier is what failed in a canary run's earlier steps, by run key
-// and count (run.failedKeys), shared by its steps' runs, which share its
-// seed so that their keys agree.
-type failedEarlier struct {
+// earlierSteps is what a canary run's earlier steps did, for the next
+// step's run: what failed, by run key and count (run.failedKeys), and the
+// loop guard (run.sent: a copy that came back after its step's wait is not
+// replayed again in the same run). The steps' runs share its seed so that
+// their keys and hashes agree, and run one after another, so sent needs
+// no lock.
+type earlierSteps struct {
 	seed maphash.Seed
+	sent map[uint64]struct{}
 	mu   sync.Mutex
 	keys map[string]int
 }
 
-func newFailedEarlier() *failedEarlier {
-	return &failedEarlier{seed: maphash.MakeSeed(), keys: map[string]int{}}
+func newEarlierSteps() *earlierSteps {
+	return &earlierSteps{seed: maphash.MakeSeed(), sent: map[uint64]struct{}{}, keys: map[string]int{}}
 }
 
-func (f *failedEarlier) add(key string) {
+func (f *earlierSteps) add(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys[key]++
 }
 
 // counts is a copy for one run, which uses it up as it passes them over.
-func (f *failedEarlier) counts() map[string]int {
+func (f *earlierSteps) counts() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return maps.Clone(f.keys)
