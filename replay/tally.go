@@ -22,7 +22,10 @@ func (t *tally) emitLocked(e Event) {
 	if t.progress == nil {
 		return
 	}
-	e.Done, e.Total = t.res.Done+t.res.Failed, t.total
+	// A failure of a message never chosen (an id the queue does not
+	// hold) counts in Done: Total is never below it.
+	e.Done = t.res.Done + t.res.Failed
+	e.Total = max(t.total, e.Done)
 	t.progress(e)
 }
 
