@@ -34,6 +34,9 @@ func NewCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 		Short: "Declare a demo pipeline, push good, flaky and poison payments through the consumer, open the TUI on its parking lot",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -47,6 +50,17 @@ func NewCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 	fl.BoolVar(&opts.Clean, "clean", false, "delete the demo's queues and exchanges, and exit")
 	fl.DurationVar(&opts.Timeout, "timeout", 90*time.Second, "how long to wait for the parking lot to fill")
 	return cmd
+}
+
+// check refuses what the demo cannot do before anything is dialled.
+func (o *DemoOptions) check() error {
+	switch {
+	case o.QueueType != "classic" && o.QueueType != "quorum":
+		return usagef("--queue-type %q: want classic or quorum", o.QueueType)
+	case o.Timeout <= 0:
+		return usagef("--timeout %v: want a positive duration", o.Timeout)
+	}
+	return nil
 }
 
 func demoRun(ctx context.Context, opts *DemoOptions) error {

@@ -102,6 +102,15 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		NewCmdAlertRules(f, nil),
 		NewCmdConfig(f, nil),
 	)
+	// cobra's completion command prints its help for a shell it does not
+	// know ("completion tcsh") and exits 0: a script would not notice.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = usageArgs(cobra.NoArgs) // checked only for a runnable command
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
 	return root
 }
 
