@@ -79,15 +79,10 @@ tests:
 
 // TestPromtoolChecksAndTestsTheRules: promtool accepts the printed rules,
 // annotation templates included, and in its unit tests every rule fires
-// and resolves on series shaped like the watch's. The annotations are left
-// out of the unit tests (promtool compares them whole, and their query of
-// the top error group is exercised by the end-to-end test).
+// and resolves on series shaped like the watch's.
 func TestPromtoolChecksAndTestsTheRules(t *testing.T) {
 	promtool := tool(t, "PARKINGLOT_PROMTOOL", "/usr/bin/promtool")
 	dir := t.TempDir()
-	o := alerting.Defaults()
-	o.NotEmptyFor, o.GrowingWindow, o.OldestThreshold, o.OldestFor, o.NewGroupWindow, o.WatchDownFor =
-		time.Minute, 5*time.Minute, 5*time.Minute, time.Minute, 5*time.Minute, 2*time.Minute
 	full, err := alerting.Rules(alerting.Defaults()).YAML()
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +91,72 @@ func TestPromtoolChecksAndTestsTheRules(t *testing.T) {
 	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "full.yml")).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
+	promtoolTest(t, ruleTests)
+}
+
+// restartTests: the watch restarts at minute 5 (a failed scrape, so every
+// series of it is stale) and exports the depths at once from 6; d.dlq is
+// empty, and e.dlq holds the same two groups before and after, counted
+// again at 8 (its scan of 7 failed, yet the watch exports a last scan
+// time then). Nothing is new at 11 and 12, when the window (5m) looks back
+// at the depths without their groups. A group the scan of 13 finds in
+// e.dlq is new at once; one that appears in the empty d.dlq at 14 too (a
+// parking lot empty a window ago needs no scan).
+const restartTests = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'parkinglot_parked_messages{vhost="/",queue="d.dlq",job="parkinglot",instance="w"}'
+        values: '0 0 0 0 0 stale 0 0 0 0 0 0 0 0 1 1 1 1 1 1'
+      - series: 'parkinglot_parked_messages{vhost="/",queue="e.dlq",job="parkinglot",instance="w"}'
+        values: '4 4 4 4 4 stale 4 4 4 4 4 4 4 5 5 5 5 5 5 5'
+      - series: 'parkinglot_watch_last_scan_timestamp_seconds{vhost="/",queue="d.dlq",job="parkinglot",instance="w"}'
+        values: '0 60 120 180 240 stale 360 420 480 540 600 660 720 780 840 840 840 840 840 840'
+      - series: 'parkinglot_watch_last_scan_timestamp_seconds{vhost="/",queue="e.dlq",job="parkinglot",instance="w"}'
+        values: '0 0 0 0 0 stale _ 135 480 480 480 480 480 780 780 780 780 780 780 780'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="e.dlq",error_group="ledger <n>",job="parkinglot",instance="w"}'
+        values: '3 3 3 3 3 stale _ _ 3 3 3 3 3 3 3 3 3 3 3 3'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="e.dlq",error_group="timeout after <n>ms",job="parkinglot",instance="w"}'
+        values: '1 1 1 1 1 stale _ _ 1 1 1 1 1 1 1 1 1 1 1 1'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="e.dlq",error_group="tls handshake",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ _ _ _ _ _ _ 1 1 1 1 1 1 1'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="d.dlq",error_group="schema <n>",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ _ _ _ _ _ _ _ 1 1 1 1 1 1'
+    alert_rule_test:
+      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 9m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 11m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 12m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - eval_time: 13m
+        alertname: ParkingLotNewErrorGroup
+        exp_alerts:
+          - {exp_labels: {severity: warning, vhost: /, queue: e.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}
+      - eval_time: 14m
+        alertname: ParkingLotNewErrorGroup
+        exp_alerts:
+          - {exp_labels: {severity: warning, vhost: /, queue: d.dlq, error_group: "schema <n>", job: parkinglot, instance: w}}
+          - {exp_labels: {severity: warning, vhost: /, queue: e.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}
+`
+
+// TestPromtoolNoNewErrorGroupsAfterARestart: a restarted watch exports the
+// depths at once and the groups only after its first scan; a window later
+// the groups it had all along are not news, and a group found after that
+// scan still is.
+func TestPromtoolNoNewErrorGroupsAfterARestart(t *testing.T) {
+	promtoolTest(t, restartTests)
+}
+
+// promtoolTest runs promtool's unit tests over the rules with short
+// windows. The annotations are left out (promtool compares them whole, and
+// their query of the top error group is exercised by the end-to-end test).
+func promtoolTest(t *testing.T, tests string) {
+	t.Helper()
+	promtool := tool(t, "PARKINGLOT_PROMTOOL", "/usr/bin/promtool")
+	dir := t.TempDir()
+	o := alerting.Defaults()
+	o.NotEmptyFor, o.GrowingWindow, o.OldestThreshold, o.OldestFor, o.NewGroupWindow, o.WatchDownFor =
+		time.Minute, 5*time.Minute, 5*time.Minute, time.Minute, 5*time.Minute, 2*time.Minute
 	f := alerting.Rules(o)
 	for i := range f.Groups[0].Rules {
 		f.Groups[0].Rules[i].Annotations = nil
@@ -105,7 +166,7 @@ func TestPromtoolChecksAndTestsTheRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, dir, "rules.yml", string(b))
-	write(t, dir, "tests.yml", ruleTests)
+	write(t, dir, "tests.yml", tests)
 	cmd := exec.Command(promtool, "test", "rules", "tests.yml")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {

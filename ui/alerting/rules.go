@@ -116,9 +116,15 @@ func Rules(o Options) File {
 		},
 		{
 			Alert: AlertNewErrorGroup,
-			// new: a group not there a window ago, in a parking lot that
-			// was watched then (so a first deployment is no storm)
-			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (parkinglot_parked_messages offset %[1]s)`,
+			// new: a group not there a window ago, in a parking lot whose
+			// groups were known then: counted, or none as it was empty. A
+			// (re)started watch exports the depths at once but the groups
+			// only after its first scan, so a guard on the depth alone
+			// fires for every old group a window after each start, and
+			// one on the last scan time too when that scan failed (its
+			// time is exported all the same). No for: — the guard keeps
+			// starts quiet, and news of an error should not wait.
+			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (count by(job, instance, vhost, queue) (parkinglot_parked_messages_by_error offset %[1]s) or parkinglot_parked_messages offset %[1]s == 0)`,
 				promDuration(o.NewGroupWindow)),
 			Labels: map[string]string{"severity": "warning"},
 			Annotations: map[string]string{
@@ -157,10 +163,15 @@ func (f File) YAML() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// promDuration writes d the way Prometheus reads durations: 1h30m, 15m, 90s.
+// promDuration writes d the way Prometheus reads durations: 1h30m, 15m,
+// 1m30s. Prometheus counts milliseconds: a part of one is rounded up, so a
+// positive d is never written as nothing (an empty range, a lost for:).
 func promDuration(d time.Duration) string {
 	if d <= 0 {
 		return "0s"
+	}
+	if r := d % time.Millisecond; r != 0 {
+		d += time.Millisecond - r
 	}
 	var s string
 	if h := d / time.Hour; h > 0 {
