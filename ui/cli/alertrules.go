@@ -34,16 +34,24 @@ rule_files: in prometheus.yml, e.g.
   promtool check rules /etc/prometheus/parkinglot.rules.yml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for name, v := range map[string]time.Duration{
-				"--not-empty-for": opts.Rules.NotEmptyFor, "--growing-window": opts.Rules.GrowingWindow,
-				"--oldest-threshold": opts.Rules.OldestThreshold, "--new-group-window": opts.Rules.NewGroupWindow,
+			// Under a second is a slip (500us for 500s): the watch reads
+			// and Prometheus scrapes no faster. A for: may be 0: at once.
+			r := opts.Rules
+			for _, c := range []struct {
+				name   string
+				v      time.Duration
+				zeroOK bool
+			}{
+				{"--not-empty-for", r.NotEmptyFor, false}, {"--growing-window", r.GrowingWindow, false},
+				{"--oldest-threshold", r.OldestThreshold, false}, {"--oldest-for", r.OldestFor, true},
+				{"--new-group-window", r.NewGroupWindow, false}, {"--watch-down-for", r.WatchDownFor, true},
 			} {
-				if v <= 0 {
-					return usagef("alert-rules: %s must be positive", name)
+				if c.v < time.Second && !(c.zeroOK && c.v == 0) {
+					if c.zeroOK {
+						return usagef("alert-rules: %s must be 0 or at least 1s, not %s", c.name, c.v)
+					}
+					return usagef("alert-rules: %s must be at least 1s, not %s", c.name, c.v)
 				}
-			}
-			if opts.Rules.OldestFor < 0 || opts.Rules.WatchDownFor < 0 {
-				return usagef("alert-rules: a for: duration cannot be negative")
 			}
 			if opts.Rules.Job == "" {
 				return usagef("alert-rules: --job needs the Prometheus job name that scrapes the watch")

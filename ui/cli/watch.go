@@ -63,8 +63,11 @@ a message.`,
 			switch {
 			case opts.NoDiscover && len(args) == 0:
 				return usagef("watch: --no-discover needs the QUEUEs to watch")
-			case opts.Interval <= 0:
-				return usagef("watch: --interval must be positive")
+			// Faster would poll the management API without a pause.
+			case opts.Interval < time.Second:
+				return usagef("watch: --interval must be at least 1s, not %s", opts.Interval)
+			case opts.ScanInterval < time.Second:
+				return usagef("watch: --scan-interval must be at least 1s, not %s", opts.ScanInterval)
 			case opts.ScanInterval < opts.Interval:
 				return usagef("watch: --scan-interval (%s) must be at least --interval (%s)", opts.ScanInterval, opts.Interval)
 			case opts.TopGroups < 1:

@@ -31,7 +31,10 @@ func TestWatchFlags(t *testing.T) {
 		err  string
 	}{
 		{[]string{"watch", "--no-discover"}, "--no-discover needs the QUEUEs"},
-		{[]string{"watch", "--interval", "0s"}, "--interval must be positive"},
+		{[]string{"watch", "--interval", "0s"}, "--interval must be at least 1s, not 0s"},
+		{[]string{"watch", "--interval", "1ms", "--scan-interval", "1ms"}, "--interval must be at least 1s, not 1ms"},
+		{[]string{"watch", "--interval", "999ms"}, "--interval must be at least 1s, not 999ms"},
+		{[]string{"watch", "--interval", "1s", "--scan-interval", "500ms"}, "--scan-interval must be at least 1s, not 500ms"},
 		{[]string{"watch", "--interval", "1m", "--scan-interval", "30s"}, "--scan-interval (30s) must be at least --interval (1m0s)"},
 		{[]string{"watch", "--top-groups", "0"}, "--top-groups must be at least 1"},
 		{[]string{"watch", "--vhost", ""}, "--vhost needs a name"},
