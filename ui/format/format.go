@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -17,13 +18,24 @@ import (
 )
 
 // Destination is "exchange → routing key"; the default exchange is
-// "(default)".
+// "(default)". A name holding a control character or invalid UTF-8
+// (from a header, or typed) is Go-quoted, so it cannot act on the
+// terminal or split a line.
 func Destination(d retrycore.Destination) string {
-	ex := d.Exchange
-	if ex == "" {
+	ex := Name(d.Exchange)
+	if d.Exchange == "" {
 		ex = "(default)"
 	}
-	return ex + " → " + d.RoutingKey
+	return ex + " → " + Name(d.RoutingKey)
+}
+
+// Name is an exchange, queue or routing key for people: as it is, or
+// Go-quoted when it holds a control character or invalid UTF-8.
+func Name(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // Limits of one rendered header value.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/retrycore"
 )
 
 func TestValue(t *testing.T) {
@@ -47,5 +49,25 @@ func TestResets(t *testing.T) {
 	got := Resets(map[string]int{"x-retry-count": 2, "x-death": 3, "celery retries": 2, "a\nb": 1})
 	if want := "x-death (3), celery retries (2), x-retry-count (2), a b (1)"; got != want {
 		t.Errorf("Resets = %q, want %q", got, want)
+	}
+}
+
+// TestDestinationQuotesWhatCouldActOnATerminal: a name with a control
+// character (a newline would split a plan line, an escape would act on the
+// terminal) or invalid UTF-8 is quoted; a plain one, unicode included, is
+// as it is.
+func TestDestinationQuotesWhatCouldActOnATerminal(t *testing.T) {
+	for _, c := range []struct {
+		d    retrycore.Destination
+		want string
+	}{
+		{retrycore.Destination{Exchange: "", RoutingKey: "orders"}, "(default) → orders"},
+		{retrycore.Destination{Exchange: "pay.ex", RoutingKey: "pay.créé"}, "pay.ex → pay.créé"},
+		{retrycore.Destination{Exchange: "ex\x1b[2J", RoutingKey: "a\nb"}, `"ex\x1b[2J" → "a\nb"`},
+		{retrycore.Destination{Exchange: "ex", RoutingKey: "bad\xff"}, `ex → "bad\xff"`},
+	} {
+		if got := Destination(c.d); got != c.want {
+			t.Errorf("Destination(%q, %q) = %s, want %s", c.d.Exchange, c.d.RoutingKey, got, c.want)
+		}
 	}
 }
