@@ -56,6 +56,9 @@ rule_files: in prometheus.yml, e.g.
 			if opts.Rules.Job == "" {
 				return usagef("alert-rules: --job needs the Prometheus job name that scrapes the watch")
 			}
+			if opts.JSON() {
+				return usagef("alert-rules: -o json does not apply: it prints a Prometheus rules file (YAML)")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -63,6 +63,8 @@ a message.`,
 			switch {
 			case opts.NoDiscover && len(args) == 0:
 				return usagef("watch: --no-discover needs the QUEUEs to watch")
+			case !listenAddr(opts.Listen):
+				return usagef("watch: --listen %q: want HOST:PORT or :PORT", opts.Listen)
 			// Faster would poll the management API without a pause.
 			case opts.Interval < time.Second:
 				return usagef("watch: --interval must be at least 1s, not %s", opts.Interval)
@@ -163,4 +165,11 @@ func connWithVhost(c replay.Connection, vhost string) replay.Connection {
 	}
 	c.URL, c.Vhost = strings.Join(urls, ","), vhost
 	return c
+}
+
+// listenAddr reports whether s reads as an address to listen on; whether
+// it can be listened on (a port in use) is only known by trying.
+func listenAddr(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	return err == nil && port != ""
 }

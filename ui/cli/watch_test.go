@@ -38,6 +38,9 @@ func TestWatchFlags(t *testing.T) {
 		{[]string{"watch", "--interval", "1m", "--scan-interval", "30s"}, "--scan-interval (30s) must be at least --interval (1m0s)"},
 		{[]string{"watch", "--top-groups", "0"}, "--top-groups must be at least 1"},
 		{[]string{"watch", "--vhost", ""}, "--vhost needs a name"},
+		{[]string{"watch", "--listen", "bogus::::"}, `--listen "bogus::::": want HOST:PORT or :PORT`},
+		{[]string{"watch", "--listen", "9188"}, `--listen "9188"`},
+		{[]string{"alert-rules", "-o", "json"}, "-o json does not apply"},
 		{[]string{"daemon", "-f", "x", "--watch-interval", "0s", "--exec", "y"}, "--watch-interval must be positive"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
