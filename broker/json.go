@@ -61,14 +61,8 @@ func (w *wireTime) UnmarshalJSON(b []byte) error {
 // checkUTF8 refuses text the JSON form cannot carry: encoding/json would
 // silently replace the bad bytes, and the export would not be the message.
 func checkUTF8(m Message) error {
-	p := m.Properties
-	for _, f := range []struct{ name, v string }{
-		{"exchange", m.Exchange}, {"routing_key", m.RoutingKey},
-		{"content_type", p.ContentType}, {"content_encoding", p.ContentEncoding},
-		{"correlation_id", p.CorrelationID}, {"reply_to", p.ReplyTo},
-		{"expiration", p.Expiration}, {"message_id", p.MessageID},
-		{"type", p.Type}, {"user_id", p.UserID}, {"app_id", p.AppID},
-	} {
+	fields := append([]namedString{{"exchange", m.Exchange}, {"routing_key", m.RoutingKey}}, shortStrings(m.Properties)...)
+	for _, f := range fields {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("%w: %s %q is not valid UTF-8", ErrBadValue, f.name, f.v)
 		}

@@ -28,12 +28,7 @@ func (e *WireError) Error() string { return e.Field + " " + e.Problem }
 // nested ones too) over 255 bytes. The error is a *WireError.
 func Publishable(m Message) error {
 	p := m.Properties
-	for _, f := range []struct{ name, v string }{
-		{"content_type", p.ContentType}, {"content_encoding", p.ContentEncoding},
-		{"correlation_id", p.CorrelationID}, {"reply_to", p.ReplyTo},
-		{"expiration", p.Expiration}, {"message_id", p.MessageID},
-		{"type", p.Type}, {"user_id", p.UserID}, {"app_id", p.AppID},
-	} {
+	for _, f := range shortStrings(p) {
 		if len(f.v) > maxShortString {
 			return &WireError{"properties." + f.name, tooLong(f.v)}
 		}
@@ -44,6 +39,19 @@ func Publishable(m Message) error {
 		return &WireError{"properties.expiration", fmt.Sprintf("%q: want a whole number of milliseconds, 0 or more, in decimal digits", truncate(e, 40))}
 	}
 	return tableKeys(m.Headers, "header name")
+}
+
+// namedString is a message field and its name in the JSON form.
+type namedString struct{ name, v string }
+
+// shortStrings are the short-string properties, by their JSON names.
+func shortStrings(p Properties) []namedString {
+	return []namedString{
+		{"content_type", p.ContentType}, {"content_encoding", p.ContentEncoding},
+		{"correlation_id", p.CorrelationID}, {"reply_to", p.ReplyTo},
+		{"expiration", p.Expiration}, {"message_id", p.MessageID},
+		{"type", p.Type}, {"user_id", p.UserID}, {"app_id", p.AppID},
+	}
 }
 
 func tooLong(s string) string {
