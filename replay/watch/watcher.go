@@ -103,6 +103,10 @@ type queueState struct {
 	// replay, a service): no scan holds its messages from them, and no
 	// head read interleaves with their passes.
 	others bool
+	// scanFrom is what the next scan is scheduled from: the last scan, or
+	// after a failed one a time that makes it due at the next interval
+	// (snap.LastScan, which is exported, moves only when a scan succeeds).
+	scanFrom time.Time
 }
 
 // New makes a watcher; Run starts it.
@@ -414,6 +418,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	sn.Err = ""
 	if !reads {
 		sn.TopGroups, sn.Scanned, sn.LastScan = nil, 0, time.Time{}
+		st.scanFrom = time.Time{}
 	}
 	// The depth rule is kept up to date for every queue: it answers where
 	// no message is read, and until a head was read at all.
@@ -463,6 +468,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	if reads && d.Depth == 0 {
 		// An empty parking lot has no groups; no pass is needed to say so.
 		sn.TopGroups, sn.Scanned, sn.LastScan = []GroupCount{}, 0, now
+		st.scanFrom = now
 	}
 	sn.LastRead = now
 	return nil
@@ -503,9 +509,9 @@ func (w *Watcher) scanNext(ctx context.Context) time.Duration {
 			if st.snap.Depth > w.o.BigQueue {
 				every *= time.Duration(w.o.BigScanEvery)
 			}
-			due := st.snap.LastScan.Add(every)
+			due := st.scanFrom.Add(every)
 			if st.scanSoon && st.snap.Depth <= w.o.BigQueue {
-				due = st.snap.LastScan.Add(w.o.Interval)
+				due = st.scanFrom.Add(w.o.Interval)
 			}
 			if best == nil || due.Before(bestDue) {
 				best, bestQ, bestDue = v, name, due
@@ -574,7 +580,7 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 			w.o.Log.Warn("watch: group scan failed", "vhost", v.vhost, "queue", queue, "err", err)
 			if st != nil {
 				// Not scanned again before the next interval.
-				st.snap.LastScan = now.Add(-w.o.ScanInterval + w.o.Interval)
+				st.scanFrom = now.Add(-w.o.ScanInterval + w.o.Interval)
 			}
 		}
 		return
@@ -583,6 +589,7 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 		return
 	}
 	st.snap.TopGroups, st.snap.Scanned, st.snap.LastScan = topGroups(counts, w.o.TopGroups), seen, now
+	st.scanFrom = now
 	st.scanSoon = false
 	if !st.byHead && seen > 0 {
 		at, fromHeader := st.head.observe(first.ID, first.ParkedAt, now)
