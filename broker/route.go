@@ -77,9 +77,6 @@ func (m *Management) PreviewRoute(ctx context.Context, exchange, routingKey stri
 			if hop == 0 {
 				r.ExchangeType = "direct (default exchange)"
 			}
-			if key == "" {
-				return nil // no queue has the empty name (and /queues/VHOST/ would list them all)
-			}
 			if _, err := m.Queue(ctx, key); err == nil {
 				queues[key] = true
 			} else if !errors.Is(err, ErrNotFound) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parkinglot/parkinglot/retrycore"
@@ -220,6 +222,36 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 	res, err := s.Replay(ctx, rest)
 	add(&total, res)
 	return total, steps, err
+}
+
+// earlierSteps is what a canary run's earlier steps did, for the next
+// step's run: what failed, by run key and count (run.failedKeys), and the
+// loop guard (run.sent: a copy that came back after its step's wait is not
+// replayed again in the same run). The steps' runs share its seed so that
+// their keys and hashes agree, and run one after another, so sent needs
+// no lock.
+type earlierSteps struct {
+	seed maphash.Seed
+	sent map[uint64]struct{}
+	mu   sync.Mutex
+	keys map[string]int
+}
+
+func newEarlierSteps() *earlierSteps {
+	return &earlierSteps{seed: maphash.MakeSeed(), sent: map[uint64]struct{}{}, keys: map[string]int{}}
+}
+
+func (f *earlierSteps) add(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys[key]++
+}
+
+// counts is a copy for one run, which uses it up as it passes them over.
+func (f *earlierSteps) counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.keys)
 }
 
 // cameBack browses the parking lot, harmlessly, for the messages that
