@@ -120,10 +120,9 @@ func Rules(o Options) File {
 			// groups were known then: counted, or none as it was empty. A
 			// (re)started watch exports the depths at once but the groups
 			// only after its first scan, so a guard on the depth alone
-			// fires for every old group a window after each start, and
-			// one on the last scan time too when that scan failed (its
-			// time is exported all the same). No for: — the guard keeps
-			// starts quiet, and news of an error should not wait.
+			// fires for every old group a window after each start. No
+			// for: — the guard keeps starts quiet, and news of an error
+			// should not wait.
 			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (count by(job, instance, vhost, queue) (parkinglot_parked_messages_by_error offset %[1]s) or parkinglot_parked_messages offset %[1]s == 0)`,
 				promDuration(o.NewGroupWindow)),
 			Labels: map[string]string{"severity": "warning"},
