@@ -3,6 +3,7 @@ package ui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,101 @@ func TestSearchResultsSeeAnImport(t *testing.T) {
 	hs.until("the results searched again", func() bool { return hs.search() != nil && hs.searchDone() && hs.fb.calledWith("in [orders.dlq]") == 1 })
 	if s := hs.screen(); !strings.Contains(s, "ord-0001-again") || !strings.Contains(s, "2 matches") {
 		t.Fatalf("the imported message is not among the results:\n%s", s)
+	}
+}
+
+// TestSearchResultsInViewSeeAJobEnd: an import sent to the background
+// that ends while the search results are on top gets its parking lot
+// searched again then, not only when something is next opened and closed.
+func TestSearchResultsInViewSeeAJobEnd(t *testing.T) {
+	hs := startOnQueues(t)
+	hs.press("/")
+	hs.typeText("ord-0001")
+	hs.press("enter")
+	hs.until("the search to end", hs.searchDone)
+	hs.press("enter")
+	hs.until("the message to open", func() bool { _, ok := hs.m.top().(*messageScreen); return ok })
+	hs.press("esc")
+	hs.until("its list", func() bool { return hs.messages() != nil && hs.m.top() == hs.messages() && hs.loaded() })
+	file := filepath.Join(t.TempDir(), "fixed.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.fb.importID = "ord-0001-again"
+	hs.fb.gate = make(chan struct{})
+	hs.press("i")
+	hs.untilScreen("Import an export file")
+	hs.press("ctrl+u")
+	hs.typeText(file)
+	hs.press("enter")
+	hs.untilScreen("0/1")
+	hs.fb.gate <- struct{}{}
+	hs.untilScreen("1/2")
+	hs.press("b")
+	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
+	hs.press("esc")
+	hs.until("the results on top", hs.searchDone)
+	if n := hs.fb.calledWith("in [orders.dlq]"); n != 0 {
+		t.Fatalf("searched again %d time(s) before the import ended", n)
+	}
+	hs.fb.gate <- struct{}{}
+	hs.until("the results searched again", func() bool { return hs.searchDone() && hs.fb.calledWith("in [orders.dlq]") == 1 })
+	if s := hs.screen(); !strings.Contains(s, "ord-0001-again") || !strings.Contains(s, "3 matches") {
+		t.Fatalf("the imported messages are not among the results:\n%s", s)
+	}
+}
+
+// TestSearchSkippingAJobsLotSearchesItOnceTheJobEnds: a search leaves out
+// a parking lot a job acts on; a job that ends while the search runs has
+// that lot searched once the search ends.
+func TestSearchSkippingAJobsLotSearchesItOnceTheJobEnds(t *testing.T) {
+	hs := startOnQueues(t)
+	hs.press("enter")
+	hs.until("demo.error.dlq's list", func() bool {
+		return hs.messages() != nil && hs.messages().queue == "demo.error.dlq" && hs.loaded()
+	})
+	file := filepath.Join(t.TempDir(), "fixed.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.fb.importID = "ord-0001-again"
+	hs.fb.gate = make(chan struct{})
+	hs.press("i")
+	hs.untilScreen("Import an export file")
+	hs.press("ctrl+u")
+	hs.typeText(file)
+	hs.press("enter")
+	hs.untilScreen("0/1")
+	hs.fb.gate <- struct{}{}
+	hs.untilScreen("1/2")
+	hs.press("b")
+	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
+	hs.press("esc")
+	hs.until("the queues", func() bool { _, ok := hs.m.top().(*queuesScreen); return ok })
+
+	searchGate := make(chan struct{})
+	hs.fb.mu.Lock()
+	hs.fb.searchGate = searchGate
+	hs.fb.mu.Unlock()
+	hs.press("/")
+	hs.typeText("ord-0001")
+	hs.press("enter")
+	hs.until("the search running", func() bool { s := hs.search(); return s != nil && s.running })
+	if s := hs.search(); !slices.Equal(s.run.skip, []string{"demo.error.dlq"}) {
+		t.Fatalf("the search skips %v, want the import's lot", s.run.skip)
+	}
+	hs.fb.gate <- struct{}{} // the import ends under the running search
+	hs.until("the job done", func() bool { return strings.Contains(hs.screen(), "job on demo.error.dlq: imported 2") })
+	close(searchGate)
+	hs.until("demo.error.dlq searched again", func() bool {
+		return hs.searchDone() && hs.fb.calledWith("in [demo.error.dlq]") == 1
+	})
+	for _, qs := range hs.search().res.Queues {
+		if qs.Err != nil {
+			t.Errorf("%s: %v", qs.Queue, qs.Err)
+		}
+	}
+	if s := hs.screen(); !strings.Contains(s, "ord-0001-again") || !strings.Contains(s, "3 matches") {
+		t.Fatalf("the imported messages are not among the results:\n%s", s)
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 type searchRun struct {
 	cancel context.CancelFunc
 	keep   int
+	skip   []string      // parking lots a job acted on when it began: not read
 	wake   chan struct{} // capacity 1: "something is pending"
 	done   chan struct{} // closed once the worker gave every message back
 
@@ -132,8 +134,8 @@ func (r *searchRun) next() tea.Cmd {
 // progress message until the searchDoneMsg.
 func startSearch(c *common, q replay.Query, queues []string, before *searchRun) (*searchRun, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
-	r := &searchRun{cancel: cancel, keep: c.searchCap(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	skip := c.busyQueues() // read here, in Update: the jobs are the root model's
+	r := &searchRun{cancel: cancel, keep: c.searchCap(), skip: skip, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	start := func() tea.Msg {
 		if before != nil {
 			<-before.done
@@ -191,6 +193,7 @@ type searchScreen struct {
 	// gone, or new); kept is what a search of only those builds on.
 	stale   map[string]bool
 	kept    searchBase
+	away    bool                // a queue opened from here is on top
 	opening *replay.SearchMatch // to open once the stopped search gave back
 	idWidth int                 // the widest id and queue kept
 	qWidth  int
@@ -234,7 +237,7 @@ func (s *searchScreen) searchAgain() tea.Cmd {
 	var again []string
 	base := searchBase{matched: s.matched}
 	for _, qs := range s.res.Queues {
-		if s.stale[qs.Queue] && qs.Err == nil {
+		if s.stale[qs.Queue] && (qs.Err == nil || errors.Is(qs.Err, replay.ErrSearchSkipped)) {
 			again = append(again, qs.Queue)
 			base.matched -= qs.Matched
 			continue
@@ -251,6 +254,21 @@ func (s *searchScreen) searchAgain() tea.Cmd {
 	r, cmd := startSearch(s.c, s.query, again, s.run)
 	s.run, s.running = r, true
 	return tea.Batch(cmd, status(statusInfo, "searching again what changed: "+strings.Join(again, ", ")))
+}
+
+// skipped: q was left out of the search because an action worked on it;
+// once that action ends, it can be searched.
+func (s *searchScreen) skipped(q string) bool {
+	if s.run != nil && slices.Contains(s.run.skip, q) {
+		return true
+	}
+	queues := s.kept.queues
+	if s.res != nil {
+		queues = s.res.Queues
+	}
+	return slices.ContainsFunc(queues, func(qs replay.QueueSearch) bool {
+		return qs.Queue == q && errors.Is(qs.Err, replay.ErrSearchSkipped)
+	})
 }
 
 func (s *searchScreen) Title() string   { return "search " + clean(s.expr) }
@@ -309,12 +327,23 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if s.stopped {
 			return s, nil
 		}
+		if len(s.stale) > 0 && !s.away {
+			// An action changed a queue while this search ran: it may
+			// have been searched before the change.
+			return s, tea.Batch(s.doneStatus(), s.searchAgain())
+		}
 		return s, s.doneStatus()
 	case refreshQueueMsg:
-		if msg.removed || msg.added {
+		if msg.removed || msg.added || s.skipped(msg.queue) {
 			s.stale[msg.queue] = true
 		}
+		if !s.away {
+			// The action ended with the results in view (a job, or the
+			// dialog closed just before its queue's list did).
+			return s, s.searchAgain()
+		}
 	case shownMsg:
+		s.away = false
 		return s, s.searchAgain()
 	case tea.KeyMsg:
 		return s, s.handleKey(msg)
@@ -364,5 +393,6 @@ func (s *searchScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 
 // openMatch opens the match's queue, on the message.
 func (s *searchScreen) openMatch(m replay.SearchMatch) tea.Cmd {
+	s.away = true
 	return push(newMessagesScreenOn(s.c, m.Queue, m.Summary.ID))
 }
