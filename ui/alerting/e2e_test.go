@@ -176,7 +176,7 @@ scrape_configs:
 	if got := fired.Annotations["top_error_group"]; got != "upstream ledger unavailable: <n>" {
 		t.Errorf("top error group %q, want the parking lot's normalised error", got)
 	}
-	if fired.Labels["vhost"] == "" || fired.Annotations["command"] != "parkinglot tui "+lot {
+	if fired.Labels["vhost"] == "" || fired.Annotations["command"] != "parkinglot --vhost "+fired.Labels["vhost"]+" tui "+lot {
 		t.Errorf("firing alert %+v: want the vhost and the command that opens it", fired)
 	}
 

@@ -76,8 +76,9 @@ const topError = `{{ with printf "topk(1, parkinglot_parked_messages_by_error{vh
 
 const where = `{{ $labels.vhost }} {{ $labels.queue }}`
 
-// openIt is the command that opens the parking lot.
-const openIt = `parkinglot tui {{ $labels.queue }}`
+// openIt is the command that opens the parking lot, in its vhost whatever
+// the person's config or URL names.
+const openIt = `parkinglot --vhost {{ $labels.vhost }} tui {{ $labels.queue }}`
 
 // Rules builds the rules file for o.
 func Rules(o Options) File {

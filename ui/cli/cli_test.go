@@ -75,6 +75,8 @@ func TestRootExitCodes(t *testing.T) {
 		{[]string{"-o", "yaml", "queues"}, 2, `-o "yaml": use text or json`},
 		{[]string{"--log-level", "loud", "queues"}, 2, "--log-level"},
 		{[]string{"--context", "nope", "queues"}, 2, `no context "nope"`},
+		{[]string{"--vhost", "", "queues"}, 2, "--vhost needs a name"},
+		{[]string{"list", "q", "--vhost="}, 2, "--vhost needs a name"},
 		{[]string{"queues", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"tui", "a", "b"}, 2, "accepts at most 1 arg(s)"},
 		{[]string{"--config", "/nonexistent/dir/config.yaml", "--version"}, 0, ""},

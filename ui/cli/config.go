@@ -40,6 +40,7 @@ type ConfigView struct {
 	ManagementURLFrom      string `json:"management_url_from"`
 	ManagementPasswordFrom string `json:"management_password_from"`
 	Vhost                  string `json:"vhost"`
+	VhostFrom              string `json:"vhost_from"`
 	TLSCA                  string `json:"tls_ca,omitempty"`
 	TLSCAFrom              string `json:"tls_ca_from,omitempty"`
 	TLSCert                string `json:"tls_cert,omitempty"`
@@ -98,7 +99,7 @@ func configRun(opts *ConfigOptions) error {
 	fmt.Fprintf(w, "password\t%s\n", v.PasswordFrom)
 	fmt.Fprintf(w, "management url\t%s  (%s)\n", v.ManagementURL, v.ManagementURLFrom)
 	fmt.Fprintf(w, "management password\t%s\n", v.ManagementPasswordFrom)
-	fmt.Fprintf(w, "vhost\t%s\n", v.Vhost)
+	fmt.Fprintf(w, "vhost\t%s  (%s)\n", v.Vhost, v.VhostFrom)
 	for _, t := range [][3]string{{"tls ca", v.TLSCA, v.TLSCAFrom}, {"tls cert", v.TLSCert, v.TLSCertFrom}, {"tls key", v.TLSKey, v.TLSKeyFrom}} {
 		if t[1] != "" {
 			fmt.Fprintf(w, "%s\t%s  (%s)\n", t[0], t[1], t[2])
@@ -138,6 +139,7 @@ func (f *Factory) configView() ConfigView {
 	v.URL = broker.Redact(conn.URL)
 	v.URLFrom = from([2]string{fl.URL, "--url"}, [2]string{fl.EnvURL, "PARKINGLOT_URL"}, [2]string{string(c.URL), ctxName + " url"}, [2]string{"default", "default"})
 	v.PasswordFrom = f.passwordFrom(conn.URL, v.URLFrom)
+	v.VhostFrom = from([2]string{fl.Vhost, "--vhost"}, [2]string{c.Vhost, ctxName + " vhost"}, [2]string{"url", "the URL"})
 	v.ManagementURL = broker.Redact(conn.ManagementURL)
 	if conn.ManagementAssumed {
 		v.ManagementURLFrom = "assumed from the AMQP URL"

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -17,6 +18,7 @@ type ConnectionFlags struct {
 	ManagementURL string // --management-url
 	EnvURL        string // PARKINGLOT_URL
 	EnvManagement string // PARKINGLOT_MANAGEMENT_URL
+	Vhost         string // --vhost: over the URL's and the context's
 	TLS           broker.TLSFiles
 	// AllowManagementMismatch skips the management check (see Connection).
 	AllowManagementMismatch bool
@@ -68,10 +70,28 @@ func resolveConnection(c replay.Config, f ConnectionFlags) (replay.Connection, e
 	} else if f.URL == "" && f.EnvURL == "" {
 		conn.URL = broker.WithVhost(conn.URL, conn.Vhost)
 	}
+	if f.Vhost != "" {
+		conn = connWithVhost(conn, f.Vhost)
+	}
 	if conn.ManagementURL == "" {
 		conn.ManagementURL = broker.ManagementURL(conn.URL)
 		conn.ManagementAssumed = true
 	}
 	conn.AllowManagementMismatch = f.AllowManagementMismatch
 	return conn, nil
+}
+
+// connWithVhost is c on another vhost: every URL of its list names it.
+func connWithVhost(c replay.Connection, vhost string) replay.Connection {
+	urls := broker.SplitURLs(c.URL)
+	for i, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue // the dial says what is wrong with it
+		}
+		u.Path, u.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
+		urls[i] = u.String()
+	}
+	c.URL, c.Vhost = strings.Join(urls, ","), vhost
+	return c
 }

@@ -52,3 +52,49 @@ func TestConfigContextTakesAClusterURLList(t *testing.T) {
 		})
 	}
 }
+
+// TestConnWithVhost: --vhost puts the vhost in every URL of the list,
+// escaped, replacing the one a URL names.
+func TestConnWithVhost(t *testing.T) {
+	c := replay.Connection{URL: "amqp://u:p@h1:5672/,amqp://u:p@h2:5672/orders", Vhost: "/"}
+	got := connWithVhost(c, "pay/ments")
+	if got.URL != "amqp://u:p@h1:5672/pay%2Fments,amqp://u:p@h2:5672/pay%2Fments" || got.Vhost != "pay/ments" {
+		t.Errorf("%q %q", got.URL, got.Vhost)
+	}
+	if got := connWithVhost(c, "/"); got.URL != "amqp://u:p@h1:5672/%2F,amqp://u:p@h2:5672/%2F" {
+		t.Errorf("vhost /: %q", got.URL)
+	}
+}
+
+// TestVhostFlagOverridesTheURLAndTheContext: --vhost names the vhost every
+// command uses (the alerts' command opens a parking lot with it), over the
+// context's vhost and the URL's own, in every URL of a list; the management
+// API is asked about that vhost.
+func TestVhostFlagOverridesTheURLAndTheContext(t *testing.T) {
+	cfg := replay.Config{CurrentContext: "prod", Contexts: map[string]replay.Context{
+		"prod": {URL: "amqp://u:p@h1:5672/,amqp://u:p@h2:5672/orders", Vhost: "vh"},
+	}}
+	for _, tc := range []struct {
+		name  string
+		flags ConnectionFlags
+		url   string
+		vhost string
+	}{
+		{"context", ConnectionFlags{Vhost: "pay"}, "amqp://u:p@h1:5672/pay,amqp://u:p@h2:5672/pay", "pay"},
+		{"--url", ConnectionFlags{Vhost: "pay", URL: "amqp://u:p@h9:5672/orders"}, "amqp://u:p@h9:5672/pay", "pay"},
+		{"PARKINGLOT_URL, default vhost", ConnectionFlags{Vhost: "/", EnvURL: "amqp://u:p@h9:5672/orders"}, "amqp://u:p@h9:5672/%2F", "/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := resolveConnection(cfg, tc.flags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if conn.URL != tc.url || conn.Vhost != tc.vhost {
+				t.Errorf("url %q, vhost %q; want %q, %q", conn.URL, conn.Vhost, tc.url, tc.vhost)
+			}
+			if m, err := conn.Management(); err != nil || m.Vhost() != tc.vhost {
+				t.Errorf("management: %v, vhost %q", err, m.Vhost())
+			}
+		})
+	}
+}

@@ -59,6 +59,10 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		Args:          noArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			f.ConfigNamed = cmd.Flags().Changed("config")
+			// watch has a --vhost of its own (repeatable): this is the root's.
+			if fl := cmd.Flags().Lookup("vhost"); fl == cmd.Root().PersistentFlags().Lookup("vhost") && fl.Changed && f.ConnFlags.Vhost == "" {
+				return usagef("--vhost needs a name (/ for the default vhost)")
+			}
 			f.NoSecrets = cmd.Annotations[noSecrets] != ""
 			return setup(cmd.Context(), f)
 		},
@@ -73,6 +77,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.ConnFlags.URL, "url", "", "AMQP URL (env PARKINGLOT_URL; default "+broker.Redact(DefaultURL)+")")
 	pf.StringVar(&f.ConnFlags.ManagementURL, "management-url", "", "management API URL (env PARKINGLOT_MANAGEMENT_URL; default http://<amqp host>:15672 with the AMQP credentials)")
+	pf.StringVar(&f.ConnFlags.Vhost, "vhost", "", "vhost to use, over the URL's and the context's")
 	pf.StringVar(&f.ConfigPath, "config", replay.DefaultConfigPath(), "config file with contexts and parking-lot defaults")
 	pf.StringVar(&f.ConnFlags.Context, "context", "", "named context from the config file")
 	pf.StringVarP(&f.Output, "output", "o", "text", "output format: text or json")

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -150,21 +148,6 @@ func (opts *WatchOptions) openVhost(ctx context.Context, vhost string) (*replay.
 	f := *opts.Factory
 	f.Conn = connWithVhost(opts.Conn, vhost)
 	return f.engineSession(ctx, "watch "+vhost)
-}
-
-// connWithVhost is c on another vhost: every URL of its list names it.
-func connWithVhost(c replay.Connection, vhost string) replay.Connection {
-	urls := broker.SplitURLs(c.URL)
-	for i, raw := range urls {
-		u, err := url.Parse(raw)
-		if err != nil {
-			continue // the dial says what is wrong with it
-		}
-		u.Path, u.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
-		urls[i] = u.String()
-	}
-	c.URL, c.Vhost = strings.Join(urls, ","), vhost
-	return c
 }
 
 // listenAddr reports whether s reads as an address to listen on; whether

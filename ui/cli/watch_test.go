@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/parkinglot/parkinglot/replay"
 )
 
 // TestWatchFlags: the watch's flags reach its options with their
@@ -51,18 +49,5 @@ func TestWatchFlags(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, b.err.String(), tc.err)
 			}
 		})
-	}
-}
-
-// TestConnWithVhost: --vhost puts the vhost in every URL of the list,
-// escaped, replacing the one a URL names.
-func TestConnWithVhost(t *testing.T) {
-	c := replay.Connection{URL: "amqp://u:p@h1:5672/,amqp://u:p@h2:5672/orders", Vhost: "/"}
-	got := connWithVhost(c, "pay/ments")
-	if got.URL != "amqp://u:p@h1:5672/pay%2Fments,amqp://u:p@h2:5672/pay%2Fments" || got.Vhost != "pay/ments" {
-		t.Errorf("%q %q", got.URL, got.Vhost)
-	}
-	if got := connWithVhost(c, "/"); got.URL != "amqp://u:p@h1:5672/%2F,amqp://u:p@h2:5672/%2F" {
-		t.Errorf("vhost /: %q", got.URL)
 	}
 }
