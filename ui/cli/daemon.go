@@ -75,8 +75,8 @@ anything else retries.`,
 			case err != nil:
 				return usagef("daemon: give a handler: --exec CMD… or --http URL")
 			}
-			if opts.WatchInterval <= 0 {
-				return usagef("daemon: --watch-interval must be positive")
+			if opts.WatchInterval < time.Second { // as watch's --interval
+				return usagef("daemon: --watch-interval must be at least 1s, not %s", opts.WatchInterval)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)

@@ -39,7 +39,8 @@ func TestWatchFlags(t *testing.T) {
 		{[]string{"watch", "--listen", "bogus::::"}, `--listen "bogus::::": want HOST:PORT or :PORT`},
 		{[]string{"watch", "--listen", "9188"}, `--listen "9188"`},
 		{[]string{"alert-rules", "-o", "json"}, "-o json does not apply"},
-		{[]string{"daemon", "-f", "x", "--watch-interval", "0s", "--exec", "y"}, "--watch-interval must be positive"},
+		{[]string{"daemon", "-f", "x", "--watch-interval", "0s", "--exec", "y"}, "--watch-interval must be at least 1s, not 0s"},
+		{[]string{"daemon", "-f", "x", "--watch-interval", "1ms", "--exec", "y"}, "--watch-interval must be at least 1s, not 1ms"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			f, b := testFactory(t)
