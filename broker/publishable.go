@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -10,6 +11,11 @@ import (
 
 // maxShortString is AMQP 0-9-1's short string: a one-byte length.
 const maxShortString = 255
+
+// maxExpiration is the largest per-message TTL RabbitMQ accepts, ten
+// 365-day years in milliseconds (3.10 to 4.3 alike; the integration test
+// holds each version to it); a larger one closes the channel.
+const maxExpiration = 315_360_000_000
 
 // WireError is a message field AMQP cannot carry as it is. Published, it
 // would cost the channel or the connection (RabbitMQ's "invalid
@@ -24,7 +30,7 @@ func (e *WireError) Error() string { return e.Field + " " + e.Problem }
 
 // Publishable checks what the broker or amqp091-go would refuse only at
 // publish time: an expiration that is not a whole number of milliseconds
-// in decimal digits, and a short string (a property, a header table key,
+// in decimal digits or is over RabbitMQ's most, and a short string (a property, a header table key,
 // nested ones too) over 255 bytes. The error is a *WireError.
 func Publishable(m Message) error {
 	p := m.Properties
@@ -37,6 +43,8 @@ func Publishable(m Message) error {
 	// the channel on anything else ("" is no expiration).
 	if e := p.Expiration; e != "" && strings.Trim(e, "0123456789") != "" {
 		return &WireError{"properties.expiration", fmt.Sprintf("%q: want a whole number of milliseconds, 0 or more, in decimal digits", truncate(e, 40))}
+	} else if n, err := strconv.ParseUint(e, 10, 64); e != "" && (err != nil || n > maxExpiration) {
+		return &WireError{"properties.expiration", fmt.Sprintf("%q: RabbitMQ takes at most %d milliseconds (10 years)", truncate(e, 40), uint64(maxExpiration))}
 	}
 	return tableKeys(m.Headers, "header name")
 }

@@ -26,6 +26,8 @@ func TestPlanImportRefusesWhatCannotBePublished(t *testing.T) {
 	}{
 		{"negative expiration", line(`"expiration":"-5"`, "null"), `line 2: properties.expiration "-5": want a whole number of milliseconds, 0 or more`},
 		{"fractional expiration", line(`"expiration":"2.5"`, "null"), `line 2: properties.expiration "2.5"`},
+		{"expiration over 10 years", line(`"expiration":"315360000001"`, "null"), `line 2: properties.expiration "315360000001": RabbitMQ takes at most 315360000000 milliseconds (10 years)`},
+		{"expiration of 30 digits", line(`"expiration":"999999999999999999999999999999"`, "null"), `RabbitMQ takes at most 315360000000 milliseconds`},
 		{"long content_type", line(`"content_type":"`+long+`"`, "null"), "line 2: properties.content_type is 256 bytes; AMQP allows at most 255"},
 		{"long content_encoding", line(`"content_encoding":"`+long+`"`, "null"), "line 2: properties.content_encoding is 256 bytes"},
 		{"long correlation_id", line(`"correlation_id":"`+long+`"`, "null"), "line 2: properties.correlation_id is 256 bytes"},
@@ -37,6 +39,7 @@ func TestPlanImportRefusesWhatCannotBePublished(t *testing.T) {
 		{"long header name", line(``, `{"`+long+`":{"type":"string","value":"v"}}`), `line 2: header name "xxxx`},
 		{"priority over 255", line(`"priority":300`, "null"), `line 2: "properties.priority" is a JSON number 300; want a whole number 0–255`},
 		{"fractional priority", line(`"priority":1.5`, "null"), `want a whole number 0–255`},
+		{"long queue name", `{"queue":"` + long + `","message":{"body_encoding":"utf8","body":"x"}}`, "line 2: the queue name is 256 bytes; AMQP allows at most 255"},
 	}
 	dir := t.TempDir()
 	for _, c := range cases {

@@ -31,30 +31,50 @@ var (
 	// default exchange routes by queue name and no queue has the empty
 	// name, so the publish could only come back unroutable.
 	ErrNoQueueName = errors.New("the default exchange routes by queue name, so an empty routing key reaches no queue")
+	// ErrNameTooLong: an exchange name or routing key over 255 bytes, which
+	// AMQP 0-9-1 cannot carry (a short string).
+	ErrNameTooLong = errors.New("AMQP allows at most 255 bytes")
 )
+
+// maxShortString is AMQP 0-9-1's short-string limit.
+const maxShortString = 255
 
 // ParseDestination reads "EXCHANGE:ROUTING_KEY"; ":orders" is the default
 // exchange with routing key "orders". The routing key may contain colons.
-// Errors wrap ErrNotDestination or ErrNoQueueName (Check).
+// Errors wrap ErrNotDestination, or Check's ErrNoQueueName or ErrNameTooLong.
 func ParseDestination(s string) (Destination, error) {
 	ex, rk, ok := strings.Cut(s, ":")
 	if !ok {
-		return Destination{}, fmt.Errorf("destination %q: %w", s, ErrNotDestination)
+		return Destination{}, fmt.Errorf("destination %q: %w", shortened(s), ErrNotDestination)
 	}
 	d := Destination{Exchange: ex, RoutingKey: rk}
 	if err := d.Check(); err != nil {
-		return Destination{}, fmt.Errorf("destination %q: %w", s, err)
+		return Destination{}, fmt.Errorf("destination %q: %w", shortened(s), err)
 	}
 	return d, nil
 }
 
+// shortened keeps an error about a long text on one readable line.
+func shortened(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:57]) + "…"
+	}
+	return s
+}
+
 // Check is the rule every given destination meets, however it was made:
-// not the default exchange with an empty routing key (ErrNoQueueName). A
+// not the default exchange with an empty routing key (ErrNoQueueName), and
+// names AMQP can carry (ErrNameTooLong). A
 // named exchange with an empty key is fine (fanout and headers exchanges
 // ignore the key).
 func (d Destination) Check() error {
-	if d.Exchange == "" && d.RoutingKey == "" {
+	switch {
+	case d.Exchange == "" && d.RoutingKey == "":
 		return ErrNoQueueName
+	case len(d.Exchange) > maxShortString:
+		return fmt.Errorf("the exchange name is %d bytes; %w", len(d.Exchange), ErrNameTooLong)
+	case len(d.RoutingKey) > maxShortString:
+		return fmt.Errorf("the routing key is %d bytes; %w", len(d.RoutingKey), ErrNameTooLong)
 	}
 	return nil
 }

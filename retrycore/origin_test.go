@@ -279,3 +279,19 @@ func TestDestinationDefaultExchangeNeedsAKey(t *testing.T) {
 		}
 	}
 }
+
+// A name AMQP cannot carry (over 255 bytes) is refused when the
+// destination is given, not as a failed publish per message; the error
+// stays one readable line.
+func TestDestinationNamesFitAShortString(t *testing.T) {
+	long := strings.Repeat("a", 256)
+	for _, in := range []string{"ex:" + long, long + ":rk"} {
+		_, err := ParseDestination(in)
+		if !errors.Is(err, ErrNameTooLong) || len(err.Error()) > 200 {
+			t.Errorf("ParseDestination(%d bytes) = %v, want a short ErrNameTooLong", len(in), err)
+		}
+	}
+	if err := (Destination{strings.Repeat("e", 255), strings.Repeat("k", 255)}).Check(); err != nil {
+		t.Errorf("255 bytes each: %v", err)
+	}
+}
