@@ -140,7 +140,9 @@ func TestEditWithFailingValidation(t *testing.T) {
 	hs.untilScreen("Edit and replay")
 	hs.untilScreen("reaches demo.main.queue") // the editor closed, the plan is shown
 	hs.press("enter")
-	hs.untilScreen("edit not sent")
+	// The status line's text comes from a command of its own: wait for it,
+	// or it may land after the next edit's.
+	hs.until("the failure in the status line", func() bool { return strings.Contains(hs.m.status, "edit not sent") })
 	scr := hs.screen()
 	if !strings.Contains(scr, "not valid JSON") || !strings.Contains(scr, "e opens it again") {
 		t.Fatalf("validation failure not shown:\n%s", scr)
