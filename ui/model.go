@@ -162,9 +162,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
 	case pushMsg:
+		under, cmd := m.top().Update(coveredMsg{})
+		m.stack[len(m.stack)-1] = under
 		m.stack = append(m.stack, msg.s)
 		msg.s.SetSize(m.c.width, m.c.height)
-		return m, msg.s.Init()
+		return m, tea.Batch(cmd, msg.s.Init())
 	case popMsg:
 		if len(m.stack) > 1 {
 			m.top().Close()

@@ -202,6 +202,9 @@ func (q *queuesScreen) updateSearch(msg tea.KeyMsg) tea.Cmd {
 // shownMsg tells a screen that the one above it closed.
 type shownMsg struct{}
 
+// coveredMsg tells the top screen that another is pushed over it.
+type coveredMsg struct{}
+
 // lotsTickMsg asks for the next read of the parking lots.
 type lotsTickMsg struct{}
 

@@ -193,7 +193,7 @@ type searchScreen struct {
 	// gone, or new); kept is what a search of only those builds on.
 	stale   map[string]bool
 	kept    searchBase
-	away    bool                // a queue opened from here is on top
+	away    bool                // another screen is on top
 	opening *replay.SearchMatch // to open once the stopped search gave back
 	idWidth int                 // the widest id and queue kept
 	qWidth  int
@@ -342,6 +342,8 @@ func (s *searchScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			// dialog closed just before its queue's list did).
 			return s, s.searchAgain()
 		}
+	case coveredMsg:
+		s.away = true
 	case shownMsg:
 		s.away = false
 		return s, s.searchAgain()
@@ -393,6 +395,6 @@ func (s *searchScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 
 // openMatch opens the match's queue, on the message.
 func (s *searchScreen) openMatch(m replay.SearchMatch) tea.Cmd {
-	s.away = true
+	s.away = true // now, not when the push arrives: nothing searches its queue meanwhile
 	return push(newMessagesScreenOn(s.c, m.Queue, m.Summary.ID))
 }
