@@ -60,6 +60,7 @@ type Model struct {
 	counted        map[string]counted // depths a browse counted, fresher than the management API's
 	status         string
 	kind           statusKind
+	statusAt       time.Time // when the line shown was decided: an older one arriving late is dropped
 	fullHelp       bool
 	width          int
 	height         int
@@ -200,7 +201,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.dialog = nil // and the screens hear of it (a paused list reloads)
 		}
 	case statusMsg:
-		m.status, m.kind = msg.text, msg.kind
+		if msg.at.Before(m.statusAt) {
+			return m, nil // overtaken by a newer line
+		}
+		m.status, m.kind, m.statusAt = msg.text, msg.kind, msg.at
 		return m, nil
 	case depthMsg:
 		m.counted[msg.queue] = counted{n: msg.n, at: m.c.now()}

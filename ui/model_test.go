@@ -316,3 +316,21 @@ func selectedIDs(t *testing.T, m *messagesScreen) []string {
 	}
 	return ids
 }
+
+// TestAStatusLineOvertakenByANewerOneIsDropped: commands run concurrently,
+// so a status line decided earlier (a cancelled dialog's) can arrive after
+// a newer one (the replay that followed); the newer one stays.
+func TestAStatusLineOvertakenByANewerOneIsDropped(t *testing.T) {
+	hs := startOnLot(t, 100, 30)
+	older := status(statusWarn, "cancelled — nothing changed")
+	newer := status(statusOK, "replayed 2")
+	hs.apply(newer())
+	hs.apply(older())
+	if hs.m.status != "replayed 2" {
+		t.Fatalf("status %q, want the newer line", hs.m.status)
+	}
+	hs.apply(status(statusInfo, "later")())
+	if hs.m.status != "later" {
+		t.Fatalf("status %q, want a line decided later", hs.m.status)
+	}
+}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"time"
+
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -34,6 +36,9 @@ type (
 	statusMsg      struct {
 		text string
 		kind statusKind
+		// at is when the line was decided (in Update): commands run
+		// concurrently, so a line can arrive after a newer one.
+		at time.Time
 	}
 	// depthMsg is a queue's depth as a browse just counted it; the
 	// management API's figures lag by up to its stats interval (5s).
@@ -65,5 +70,6 @@ func push(s screen) tea.Cmd        { return func() tea.Msg { return pushMsg{s} }
 func pop() tea.Msg                 { return popMsg{} }
 func openDialog(d *dialog) tea.Cmd { return func() tea.Msg { return openDialogMsg{d} } }
 func status(kind statusKind, text string) tea.Cmd {
-	return func() tea.Msg { return statusMsg{text: text, kind: kind} }
+	at := time.Now()
+	return func() tea.Msg { return statusMsg{text: text, kind: kind, at: at} }
 }
