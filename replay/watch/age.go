@@ -102,19 +102,21 @@ func (h *headAges) observe(id string, parkedAt, now time.Time) (time.Time, bool)
 }
 
 // topGroups keeps the top largest groups, largest first (ties by name),
-// and sums the rest into GroupOther. An error text that is itself "none"
+// each with its oldest parked time (oldest, by group key), and sums the
+// rest into GroupOther. An error text that is itself "none"
 // or "other" is exported quoted: two series with one label set would make
 // every scrape fail.
-func topGroups(counts map[string]int64, top int) []GroupCount {
+func topGroups(counts map[string]int64, oldest map[string]time.Time, top int) []GroupCount {
 	out := make([]GroupCount, 0, len(counts))
 	for g, n := range counts {
+		at := oldest[g]
 		switch g {
 		case "":
 			g = GroupNone
 		case GroupNone, GroupOther:
 			g = strconv.Quote(g)
 		}
-		out = append(out, GroupCount{Group: g, Count: n})
+		out = append(out, GroupCount{Group: g, Count: n, OldestParkedAt: at})
 	}
 	sortGroups(out)
 	if top < 0 {

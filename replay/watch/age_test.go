@@ -15,14 +15,14 @@ func TestTopGroups(t *testing.T) {
 		top  int
 		want []GroupCount
 	}{
-		{2, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {GroupOther, 5}}},
-		{3, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupOther, 3}}},
-		{4, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupNone, 2}, {GroupOther, 1}}},
-		{5, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupNone, 2}, {"rare", 1}}},
-		{10, []GroupCount{{"timeout after <n>s", 5}, {"ledger <n>", 3}, {"bad amount", 2}, {GroupNone, 2}, {"rare", 1}}},
+		{2, []GroupCount{{Group: "timeout after <n>s", Count: 5}, {Group: "ledger <n>", Count: 3}, {Group: GroupOther, Count: 5}}},
+		{3, []GroupCount{{Group: "timeout after <n>s", Count: 5}, {Group: "ledger <n>", Count: 3}, {Group: "bad amount", Count: 2}, {Group: GroupOther, Count: 3}}},
+		{4, []GroupCount{{Group: "timeout after <n>s", Count: 5}, {Group: "ledger <n>", Count: 3}, {Group: "bad amount", Count: 2}, {Group: GroupNone, Count: 2}, {Group: GroupOther, Count: 1}}},
+		{5, []GroupCount{{Group: "timeout after <n>s", Count: 5}, {Group: "ledger <n>", Count: 3}, {Group: "bad amount", Count: 2}, {Group: GroupNone, Count: 2}, {Group: "rare", Count: 1}}},
+		{10, []GroupCount{{Group: "timeout after <n>s", Count: 5}, {Group: "ledger <n>", Count: 3}, {Group: "bad amount", Count: 2}, {Group: GroupNone, Count: 2}, {Group: "rare", Count: 1}}},
 	}
 	for _, c := range cases {
-		got := topGroups(counts, c.top)
+		got := topGroups(counts, nil, c.top)
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("top %d: %v, want %v", c.top, got, c.want)
 		}
@@ -34,7 +34,7 @@ func TestTopGroups(t *testing.T) {
 			t.Errorf("top %d: the groups sum to %d, want every message (13)", c.top, sum)
 		}
 	}
-	if got := topGroups(map[string]int64{}, 3); len(got) != 0 {
+	if got := topGroups(map[string]int64{}, nil, 3); len(got) != 0 {
 		t.Errorf("no messages: %v, want no groups", got)
 	}
 }
@@ -116,14 +116,33 @@ func TestOldestAge(t *testing.T) {
 // "none" or "other" gets a label of its own (quoted), so no two series
 // share one (which would fail every scrape).
 func TestTopGroupsKeepsReservedNamesApart(t *testing.T) {
-	got := topGroups(map[string]int64{"none": 3, "other": 2, "": 1}, 5)
-	want := []GroupCount{{`"none"`, 3}, {`"other"`, 2}, {GroupNone, 1}}
+	got := topGroups(map[string]int64{"none": 3, "other": 2, "": 1}, nil, 5)
+	want := []GroupCount{{Group: `"none"`, Count: 3}, {Group: `"other"`, Count: 2}, {Group: GroupNone, Count: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%v, want %v", got, want)
 	}
-	got = topGroups(map[string]int64{"other": 3, "a": 2, "b": 1}, 1)
-	want = []GroupCount{{`"other"`, 3}, {GroupOther, 3}}
+	got = topGroups(map[string]int64{"other": 3, "a": 2, "b": 1}, nil, 1)
+	want = []GroupCount{{Group: `"other"`, Count: 3}, {Group: GroupOther, Count: 3}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("top 1: %v, want %v", got, want)
+	}
+}
+
+// TestTopGroupsKeepEachGroupsOldestParkedTime: each top group carries the
+// oldest parked time of its messages (by the group's key, before "" and
+// the reserved names are renamed); "other" carries none.
+func TestTopGroupsKeepEachGroupsOldestParkedTime(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	counts := map[string]int64{"ledger <n>": 3, "": 2, "other": 2, "rare": 1}
+	oldest := map[string]time.Time{"ledger <n>": t0, "": t0.Add(time.Minute), "other": t0.Add(2 * time.Minute), "rare": t0.Add(3 * time.Minute)}
+	got := topGroups(counts, oldest, 3)
+	want := []GroupCount{
+		{Group: "ledger <n>", Count: 3, OldestParkedAt: t0},
+		{Group: `"other"`, Count: 2, OldestParkedAt: t0.Add(2 * time.Minute)},
+		{Group: GroupNone, Count: 2, OldestParkedAt: t0.Add(time.Minute)},
+		{Group: GroupOther, Count: 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%v\nwant %v", got, want)
 	}
 }

@@ -12,6 +12,7 @@ const (
 	MetricParked    = "parkinglot_parked_messages"
 	MetricOldestAge = "parkinglot_oldest_parked_age_seconds"
 	MetricByError   = "parkinglot_parked_messages_by_error"
+	MetricGroupAge  = "parkinglot_error_group_oldest_parked_timestamp_seconds"
 	MetricArrivals  = "parkinglot_parked_arrivals_total"
 	MetricLastRead  = "parkinglot_watch_last_read_timestamp_seconds"
 	MetricLastScan  = "parkinglot_watch_last_scan_timestamp_seconds"
@@ -27,6 +28,7 @@ var (
 	descParked    = prometheus.NewDesc(MetricParked, "Messages in the parking lot (its depth), as last read.", []string{labelVhost, labelQueue}, nil)
 	descOldestAge = prometheus.NewDesc(MetricOldestAge, "Seconds since the oldest message of the parking lot was parked (its death time or parked header; where it has neither, or the watch cannot read it harmlessly, since the watch first saw it); 0 when empty.", []string{labelVhost, labelQueue}, nil)
 	descByError   = prometheus.NewDesc(MetricByError, "Messages of the parking lot by normalised error group at the last scan: the top groups, the rest as \"other\".", []string{labelVhost, labelQueue, labelErrorGroup}, nil)
+	descGroupAge  = prometheus.NewDesc(MetricGroupAge, "Unix time the oldest message of the error group was parked (its death time, parked header or timestamp), at the last scan: the top groups, where a message tells.", []string{labelVhost, labelQueue, labelErrorGroup}, nil)
 	descArrivals  = prometheus.NewDesc(MetricArrivals, "Messages published into the parking lot, as the broker's statistics count them (message_stats.publish; dead-lettering by the broker is not counted).", []string{labelVhost, labelQueue}, nil)
 	descLastRead  = prometheus.NewDesc(MetricLastRead, "Unix time of the last successful read of the parking lot's depth and head.", []string{labelVhost, labelQueue}, nil)
 	descLastScan  = prometheus.NewDesc(MetricLastScan, "Unix time of the parking lot's last error-group scan.", []string{labelVhost, labelQueue}, nil)
@@ -59,7 +61,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	if c.parkedOnly {
 		return
 	}
-	for _, d := range []*prometheus.Desc{descByError, descArrivals, descLastRead, descLastScan, descErrors, descReady} {
+	for _, d := range []*prometheus.Desc{descByError, descGroupAge, descArrivals, descLastRead, descLastScan, descErrors, descReady} {
 		ch <- d
 	}
 }
@@ -81,6 +83,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			// refuses (GroupKey makes it valid UTF-8) drops that series,
 			// never the process.
 			if m, err := prometheus.NewConstMetric(descByError, prometheus.GaugeValue, float64(g.Count), s.Vhost, s.Queue, g.Group); err == nil {
+				ch <- m
+			}
+			if g.OldestParkedAt.IsZero() {
+				continue
+			}
+			if m, err := prometheus.NewConstMetric(descGroupAge, prometheus.GaugeValue, unix(g.OldestParkedAt), s.Vhost, s.Queue, g.Group); err == nil {
 				ch <- m
 			}
 		}

@@ -104,6 +104,16 @@ func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
 	if fmt.Sprint(groups) != fmt.Sprint(want) {
 		t.Errorf("%s groups %v, want %v", classic, groups, want)
 	}
+	// Each top group's oldest parked time, from its messages; none for
+	// "other".
+	groupAge := m.series("parkinglot_error_group_oldest_parked_timestamp_seconds", lot(classic), "error_group")
+	wantGroupAge := map[string]float64{
+		retrycore.GroupKey("timeout after 10 s"):      float64(now.Unix()),
+		retrycore.GroupKey("ledger down (request 1)"): float64(twoHours.Unix()),
+	}
+	if fmt.Sprint(groupAge) != fmt.Sprint(wantGroupAge) {
+		t.Errorf("%s groups' oldest parked times %v, want %v", classic, groupAge, wantGroupAge)
+	}
 	for _, name := range []string{"parkinglot_watch_last_read_timestamp_seconds", "parkinglot_watch_last_scan_timestamp_seconds"} {
 		ts, _ := m.value(name, lot(classic))
 		if at := time.Unix(int64(ts), 0); at.Before(started.Add(-time.Second)) || at.After(time.Now().Add(time.Second)) {

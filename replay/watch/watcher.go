@@ -551,7 +551,7 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	busy.busy = true
 	busy.scans++
 	w.mu.Unlock()
-	counts := map[string]int64{}
+	counts, oldest := map[string]int64{}, map[string]time.Time{}
 	var seen int64
 	var first replay.Summary
 	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, StreamOnly: true, OnBatch: func(batch []replay.Summary) {
@@ -561,6 +561,11 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 		for _, m := range batch {
 			counts[m.Group]++
 			seen++
+			if at := m.ParkedAt; !at.IsZero() {
+				if o, ok := oldest[m.Group]; !ok || at.Before(o) {
+					oldest[m.Group] = at
+				}
+			}
 		}
 	}})
 	if err == nil {
@@ -588,7 +593,7 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	if st == nil {
 		return
 	}
-	st.snap.TopGroups, st.snap.Scanned, st.snap.LastScan = topGroups(counts, w.o.TopGroups), seen, now
+	st.snap.TopGroups, st.snap.Scanned, st.snap.LastScan = topGroups(counts, oldest, w.o.TopGroups), seen, now
 	st.scanFrom = now
 	st.scanSoon = false
 	if !st.byHead && seen > 0 {

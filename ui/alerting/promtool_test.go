@@ -146,6 +146,51 @@ func TestPromtoolNoNewErrorGroupsAfterARestart(t *testing.T) {
 	promtoolTest(t, restartTests)
 }
 
+// groupAgeTests: the watch exports each group's oldest parked time. In
+// f.dlq "ledger <n>" was parked an hour before minute 0, "schema <n>" half
+// an hour before, counted in "other" until it grows into the top groups at
+// 7 (not new: its messages are old), and "tls handshake" first parked at
+// 7m50s, counted from 8 (new until 12m50s). The watch restarts at 10 (every
+// series stale) and exports all three again from 11: only "tls handshake"
+// is new then, still in its window.
+const groupAgeTests = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'parkinglot_parked_messages{vhost="/",queue="f.dlq",job="parkinglot",instance="w"}'
+        values: '4 4 4 4 4 4 4 4 5 5 stale 5 5 5 5 5'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="f.dlq",error_group="ledger <n>",job="parkinglot",instance="w"}'
+        values: '3 3 3 3 3 3 3 3 3 3 stale 3 3 3 3 3'
+      - series: 'parkinglot_error_group_oldest_parked_timestamp_seconds{vhost="/",queue="f.dlq",error_group="ledger <n>",job="parkinglot",instance="w"}'
+        values: '-3600 -3600 -3600 -3600 -3600 -3600 -3600 -3600 -3600 -3600 stale -3600 -3600 -3600 -3600 -3600'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="f.dlq",error_group="other",job="parkinglot",instance="w"}'
+        values: '1 1 1 1 1 1 1 _ _ _ _ _ _ _ _ _'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="f.dlq",error_group="schema <n>",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ 1 1 1 stale 1 1 1 1 1'
+      - series: 'parkinglot_error_group_oldest_parked_timestamp_seconds{vhost="/",queue="f.dlq",error_group="schema <n>",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ -1800 -1800 -1800 stale -1800 -1800 -1800 -1800 -1800'
+      - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="f.dlq",error_group="tls handshake",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ _ 1 1 stale 1 1 1 1 1'
+      - series: 'parkinglot_error_group_oldest_parked_timestamp_seconds{vhost="/",queue="f.dlq",error_group="tls handshake",job="parkinglot",instance="w"}'
+        values: '_ _ _ _ _ _ _ _ 470 470 stale 470 470 470 470 470'
+    alert_rule_test:
+      - {eval_time: 6m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 7m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: f.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}]}
+      - {eval_time: 11m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: f.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}]}
+      - {eval_time: 12m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: f.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}]}
+      - {eval_time: 13m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
+`
+
+// TestPromtoolNewErrorGroupFromTheMessagesParkedTimes: where the watch
+// exports a group's oldest parked time, a group is new while that time is
+// within the window, so a group grown out of "other" and the groups a
+// restarted watch exports again are not news, and a new one is.
+func TestPromtoolNewErrorGroupFromTheMessagesParkedTimes(t *testing.T) {
+	promtoolTest(t, groupAgeTests)
+}
+
 // promtoolTest runs promtool's unit tests over the rules with short
 // windows. The annotations are left out (promtool compares them whole, and
 // their query of the top error group is exercised by the end-to-end test).

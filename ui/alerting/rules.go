@@ -117,19 +117,20 @@ func Rules(o Options) File {
 		},
 		{
 			Alert: AlertNewErrorGroup,
-			// new: a group not there a window ago, in a parking lot whose
-			// groups were known then: counted, or none as it was empty. A
-			// (re)started watch exports the depths at once but the groups
-			// only after its first scan, so a guard on the depth alone
-			// fires for every old group a window after each start. No
-			// for: — the guard keeps starts quiet, and news of an error
-			// should not wait.
-			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (count by(job, instance, vhost, queue) (parkinglot_parked_messages_by_error offset %[1]s) or parkinglot_parked_messages offset %[1]s == 0)`,
-				promDuration(o.NewGroupWindow)),
+			// new: a group whose oldest message was parked within the
+			// window. The messages say it, so a (re)started watch and a
+			// group just grown out of "other" know it too. A group whose
+			// messages tell no parked time is new when it was not there
+			// a window ago, in a parking lot whose groups were known then:
+			// counted, or none as it was empty (a restarted watch exports
+			// the depths at once but the groups only after its first
+			// scan). No for: news of an error should not wait.
+			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 and on(job, instance, vhost, queue, error_group) (time() - parkinglot_error_group_oldest_parked_timestamp_seconds < %[2]d)) or ((parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (count by(job, instance, vhost, queue) (parkinglot_parked_messages_by_error offset %[1]s) or parkinglot_parked_messages offset %[1]s == 0) unless on(job, instance, vhost, queue, error_group) parkinglot_error_group_oldest_parked_timestamp_seconds)`,
+				promDuration(o.NewGroupWindow), int(o.NewGroupWindow.Seconds())),
 			Labels: map[string]string{"severity": "warning"},
 			Annotations: map[string]string{
 				"summary":         `New error in ` + where + `: {{ $labels.error_group }}`,
-				"description":     `{{ $value }} message(s) parked with an error not seen there ` + promDuration(o.NewGroupWindow) + ` ago: {{ $labels.error_group }}. ` + openIt,
+				"description":     `{{ $value }} message(s) parked with an error new there in the last ` + promDuration(o.NewGroupWindow) + `: {{ $labels.error_group }}. ` + openIt,
 				"top_error_group": `{{ $labels.error_group }}`,
 				"command":         openIt,
 			},
