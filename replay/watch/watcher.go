@@ -561,7 +561,10 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 		for _, m := range batch {
 			counts[m.Group]++
 			seen++
-			if at := m.ParkedAt; !at.IsZero() {
+			// Not the timestamp a message may fall back on: that can be
+			// its first publishing, long before it was parked, and would
+			// make a new error look old.
+			if at := m.Facts.ParkedAt; !at.IsZero() {
 				if o, ok := oldest[m.Group]; !ok || at.Before(o) {
 					oldest[m.Group] = at
 				}
