@@ -83,7 +83,8 @@ type webhookAlert struct {
 // Prometheus scrapes a real parkinglot watch and evaluates the rules
 // alert-rules prints; a real Alertmanager posts to the test's webhook. A
 // parked message fires ParkingLotNotEmpty with the queue and its error
-// group; replaying it resolves the alert.
+// group, and ParkingLotNewErrorGroup from the group's oldest parked time;
+// replaying it resolves both.
 func TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager(t *testing.T) {
 	prometheus := tool(t, "PARKINGLOT_PROMETHEUS", "/usr/bin/prometheus")
 	alertmanager := tool(t, "PARKINGLOT_ALERTMANAGER", "/usr/bin/prometheus-alertmanager")
@@ -96,7 +97,7 @@ func TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager(t *testing.T) {
 	brokertest.DeclareQueue(t, ch, lot, nil)
 	brokertest.DeclareQueue(t, ch, dest, nil)
 	brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: "pay-1", Body: []byte(`{}`), DeliveryMode: amqp.Persistent,
-		Headers: amqp.Table{"x-last-error": "upstream ledger unavailable: 503"}})
+		Headers: amqp.Table{"x-last-error": "upstream ledger unavailable: 503", "x-parked-at": time.Now().Truncate(time.Second)}})
 	brokertest.WaitDepth(t, lot, 1, 30*time.Second)
 
 	// the webhook receiver
@@ -158,32 +159,45 @@ scrape_configs:
 		"--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort), "--rules.alert.resend-delay=1s"))
 
-	await := func(status string) webhookAlert {
+	// Each alert as the webhook last heard of it, by name.
+	last := map[string]webhookAlert{}
+	await := func(status string, names ...string) {
 		t.Helper()
 		deadline := time.After(2 * time.Minute)
 		for {
+			all := true
+			for _, n := range names {
+				all = all && last[n].Status == status
+			}
+			if all {
+				return
+			}
 			select {
 			case a := <-alerts:
-				if a.Labels["alertname"] == "ParkingLotNotEmpty" && a.Labels["queue"] == lot && a.Status == status {
-					return a
+				if a.Labels["queue"] == lot {
+					last[a.Labels["alertname"]] = a
 				}
 			case <-deadline:
-				t.Fatalf("no %s ParkingLotNotEmpty alert for %s reached the webhook within 2 minutes", status, lot)
+				t.Fatalf("not every one of %v for %s reached the webhook %s within 2 minutes: %v", names, lot, status, last)
 			}
 		}
 	}
-	fired := await("firing")
+	await("firing", "ParkingLotNotEmpty", "ParkingLotNewErrorGroup")
+	fired := last["ParkingLotNotEmpty"]
 	if got := fired.Annotations["top_error_group"]; got != "upstream ledger unavailable: <n>" {
 		t.Errorf("top error group %q, want the parking lot's normalised error", got)
 	}
 	if fired.Labels["vhost"] == "" || fired.Annotations["command"] != "parkinglot --vhost "+fired.Labels["vhost"]+" tui "+lot {
 		t.Errorf("firing alert %+v: want the vhost and the command that opens it", fired)
 	}
+	if g := last["ParkingLotNewErrorGroup"].Labels["error_group"]; g != "upstream ledger unavailable: <n>" {
+		t.Errorf("new error group %q, want the parking lot's normalised error", g)
+	}
 
 	if r := c.Run("", "replay", lot, "--all", "--to", ":"+dest, "--yes"); r.Code != 0 {
 		t.Fatalf("replay: exit %d %s", r.Code, r.Stderr)
 	}
-	await("resolved")
+	await("resolved", "ParkingLotNotEmpty", "ParkingLotNewErrorGroup")
 	brokertest.WaitDepth(t, dest, 1, 30*time.Second)
 }
 
