@@ -74,14 +74,7 @@ func TestImportRunsAsAJob(t *testing.T) {
 // are listed.
 func TestSearchResultsSeeAnImport(t *testing.T) {
 	hs := startOnQueues(t)
-	hs.press("/")
-	hs.typeText("ord-0001")
-	hs.press("enter")
-	hs.until("the search to end", hs.searchDone)
-	hs.press("enter")
-	hs.until("the message to open", func() bool { _, ok := hs.m.top().(*messageScreen); return ok })
-	hs.press("esc")
-	hs.until("its list", func() bool { return hs.messages() != nil && hs.m.top() == hs.messages() && hs.loaded() })
+	hs.searchAndOpenTheMatchsList("ord-0001")
 	file := filepath.Join(t.TempDir(), "fixed.jsonl")
 	if err := os.WriteFile(file, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -105,30 +98,8 @@ func TestSearchResultsSeeAnImport(t *testing.T) {
 // searched again then, not only when something is next opened and closed.
 func TestSearchResultsInViewSeeAJobEnd(t *testing.T) {
 	hs := startOnQueues(t)
-	hs.press("/")
-	hs.typeText("ord-0001")
-	hs.press("enter")
-	hs.until("the search to end", hs.searchDone)
-	hs.press("enter")
-	hs.until("the message to open", func() bool { _, ok := hs.m.top().(*messageScreen); return ok })
-	hs.press("esc")
-	hs.until("its list", func() bool { return hs.messages() != nil && hs.m.top() == hs.messages() && hs.loaded() })
-	file := filepath.Join(t.TempDir(), "fixed.jsonl")
-	if err := os.WriteFile(file, []byte("{}\n{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hs.fb.importID = "ord-0001-again"
-	hs.fb.gate = make(chan struct{})
-	hs.press("i")
-	hs.untilScreen("Import an export file")
-	hs.press("ctrl+u")
-	hs.typeText(file)
-	hs.press("enter")
-	hs.untilScreen("0/1")
-	hs.fb.gate <- struct{}{}
-	hs.untilScreen("1/2")
-	hs.press("b")
-	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
+	hs.searchAndOpenTheMatchsList("ord-0001")
+	hs.importTwoAsAJob("ord-0001-again")
 	hs.press("esc")
 	hs.until("the results on top", hs.searchDone)
 	if n := hs.fb.calledWith("in [orders.dlq]"); n != 0 {
@@ -150,22 +121,7 @@ func TestSearchSkippingAJobsLotSearchesItOnceTheJobEnds(t *testing.T) {
 	hs.until("demo.error.dlq's list", func() bool {
 		return hs.messages() != nil && hs.messages().queue == "demo.error.dlq" && hs.loaded()
 	})
-	file := filepath.Join(t.TempDir(), "fixed.jsonl")
-	if err := os.WriteFile(file, []byte("{}\n{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hs.fb.importID = "ord-0001-again"
-	hs.fb.gate = make(chan struct{})
-	hs.press("i")
-	hs.untilScreen("Import an export file")
-	hs.press("ctrl+u")
-	hs.typeText(file)
-	hs.press("enter")
-	hs.untilScreen("0/1")
-	hs.fb.gate <- struct{}{}
-	hs.untilScreen("1/2")
-	hs.press("b")
-	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
+	hs.importTwoAsAJob("ord-0001-again")
 	hs.press("esc")
 	hs.until("the queues", func() bool { _, ok := hs.m.top().(*queuesScreen); return ok })
 
@@ -194,4 +150,41 @@ func TestSearchSkippingAJobsLotSearchesItOnceTheJobEnds(t *testing.T) {
 	if s := hs.screen(); !strings.Contains(s, "ord-0001-again") || !strings.Contains(s, "3 matches") {
 		t.Fatalf("the imported messages are not among the results:\n%s", s)
 	}
+}
+
+// searchAndOpenTheMatchsList searches from the queues screen for text,
+// opens the first match and goes back from the message to its list.
+func (h *harness) searchAndOpenTheMatchsList(text string) {
+	h.t.Helper()
+	h.press("/")
+	h.typeText(text)
+	h.press("enter")
+	h.until("the search to end", h.searchDone)
+	h.press("enter")
+	h.until("the message to open", func() bool { _, ok := h.m.top().(*messageScreen); return ok })
+	h.press("esc")
+	h.until("its list", func() bool { return h.messages() != nil && h.m.top() == h.messages() && h.loaded() })
+}
+
+// importTwoAsAJob imports a file of two messages (ids id-1, id-2) into
+// the open list's parking lot and sends the import to the background
+// after the first; the second waits for h.fb.gate.
+func (h *harness) importTwoAsAJob(id string) {
+	h.t.Helper()
+	file := filepath.Join(h.t.TempDir(), "fixed.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n{}\n"), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	h.fb.importID = id
+	h.fb.gate = make(chan struct{})
+	h.press("i")
+	h.untilScreen("Import an export file")
+	h.press("ctrl+u")
+	h.typeText(file)
+	h.press("enter")
+	h.untilScreen("0/1")
+	h.fb.gate <- struct{}{}
+	h.untilScreen("1/2")
+	h.press("b")
+	h.until("the job in the background", func() bool { return h.m.dialog == nil && len(h.m.jobs) == 1 })
 }

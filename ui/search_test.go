@@ -213,14 +213,7 @@ func TestSearchOpenWhileRunningStopsIt(t *testing.T) {
 // with /, and its esc goes back.
 func TestSlashOnTheListIsStillItsFilter(t *testing.T) {
 	hs := startOnQueues(t)
-	hs.press("/")
-	hs.typeText("pay-0002")
-	hs.press("enter")
-	hs.until("the search to end", hs.searchDone)
-	hs.press("enter")
-	hs.until("the message to open", func() bool { _, ok := hs.m.top().(*messageScreen); return ok })
-	hs.press("esc")
-	hs.until("the list", func() bool { return hs.m.top() == hs.messages() && hs.loaded() })
+	hs.searchAndOpenTheMatchsList("pay-0002")
 	hs.press("/")
 	hs.typeText("gateway")
 	if l := hs.messages(); !l.typing || len(l.rows) != 2 {
