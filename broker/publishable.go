@@ -9,8 +9,10 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// maxShortString is AMQP 0-9-1's short string: a one-byte length.
-const maxShortString = 255
+// MaxShortString is the most bytes of an AMQP 0-9-1 short string (a
+// one-byte length): a property, a header name, an exchange name, a
+// routing key.
+const MaxShortString = 255
 
 // maxExpiration is the largest per-message TTL RabbitMQ accepts, ten
 // 365-day years in milliseconds (3.10 to 4.3 alike; the integration test
@@ -30,21 +32,25 @@ func (e *WireError) Error() string { return e.Field + " " + e.Problem }
 
 // Publishable checks what the broker or amqp091-go would refuse only at
 // publish time: an expiration that is not a whole number of milliseconds
-// in decimal digits or is over RabbitMQ's most, and a short string (a property, a header table key,
-// nested ones too) over 255 bytes. The error is a *WireError.
+// in decimal digits, or is over RabbitMQ's most, and a short string (a
+// property, a header table key, nested ones too) over 255 bytes. The error
+// is a *WireError.
 func Publishable(m Message) error {
 	p := m.Properties
 	for _, f := range shortStrings(p) {
-		if len(f.v) > maxShortString {
+		if len(f.v) > MaxShortString {
 			return &WireError{"properties." + f.name, tooLong(f.v)}
 		}
 	}
 	// RabbitMQ reads the expiration as a non-negative integer and closes
 	// the channel on anything else ("" is no expiration).
-	if e := p.Expiration; e != "" && strings.Trim(e, "0123456789") != "" {
-		return &WireError{"properties.expiration", fmt.Sprintf("%q: want a whole number of milliseconds, 0 or more, in decimal digits", truncate(e, 40))}
-	} else if n, err := strconv.ParseUint(e, 10, 64); e != "" && (err != nil || n > maxExpiration) {
-		return &WireError{"properties.expiration", fmt.Sprintf("%q: RabbitMQ takes at most %d milliseconds (10 years)", truncate(e, 40), uint64(maxExpiration))}
+	if e := p.Expiration; e != "" {
+		if strings.Trim(e, "0123456789") != "" {
+			return &WireError{"properties.expiration", fmt.Sprintf("%q: want a whole number of milliseconds, 0 or more, in decimal digits", truncate(e, 40))}
+		}
+		if n, err := strconv.ParseUint(e, 10, 64); err != nil || n > maxExpiration {
+			return &WireError{"properties.expiration", fmt.Sprintf("%q: RabbitMQ takes at most %d milliseconds (10 years)", truncate(e, 40), uint64(maxExpiration))}
+		}
 	}
 	return tableKeys(m.Headers, "header name")
 }
@@ -63,7 +69,7 @@ func shortStrings(p Properties) []namedString {
 }
 
 func tooLong(s string) string {
-	return fmt.Sprintf("is %d bytes; AMQP allows at most %d", len(s), maxShortString)
+	return fmt.Sprintf("is %d bytes; AMQP allows at most %d", len(s), MaxShortString)
 }
 
 // tableKeys checks every key of t and of the tables within it, in name
@@ -75,7 +81,7 @@ func tableKeys(t amqp.Table, what string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if len(k) > maxShortString {
+		if len(k) > MaxShortString {
 			return &WireError{fmt.Sprintf("%s %q", what, truncate(k, 40)), tooLong(k)}
 		}
 	}

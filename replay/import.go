@@ -231,7 +231,7 @@ func parseImportLine(b []byte, to *retrycore.Destination, last bool) (broker.Mes
 	case to != nil:
 		return m, *to, nil
 	case probe.Queue != "":
-		if len(probe.Queue) > 255 { // the routing key to it
+		if len(probe.Queue) > broker.MaxShortString { // the routing key to it
 			return broker.Message{}, retrycore.Destination{}, fmt.Errorf("the queue name is %d bytes; %w", len(probe.Queue), retrycore.ErrNameTooLong)
 		}
 		return m, retrycore.Destination{Exchange: "", RoutingKey: probe.Queue}, nil

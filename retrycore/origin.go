@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker"
 )
 
 // ErrUnknownOrigin is returned when nothing in a message tells where it came
@@ -35,9 +37,6 @@ var (
 	// AMQP 0-9-1 cannot carry (a short string).
 	ErrNameTooLong = errors.New("AMQP allows at most 255 bytes")
 )
-
-// maxShortString is AMQP 0-9-1's short-string limit.
-const maxShortString = 255
 
 // ParseDestination reads "EXCHANGE:ROUTING_KEY"; ":orders" is the default
 // exchange with routing key "orders". The routing key may contain colons.
@@ -71,9 +70,9 @@ func (d Destination) Check() error {
 	switch {
 	case d.Exchange == "" && d.RoutingKey == "":
 		return ErrNoQueueName
-	case len(d.Exchange) > maxShortString:
+	case len(d.Exchange) > broker.MaxShortString:
 		return fmt.Errorf("the exchange name is %d bytes; %w", len(d.Exchange), ErrNameTooLong)
-	case len(d.RoutingKey) > maxShortString:
+	case len(d.RoutingKey) > broker.MaxShortString:
 		return fmt.Errorf("the routing key is %d bytes; %w", len(d.RoutingKey), ErrNameTooLong)
 	}
 	return nil

@@ -54,10 +54,11 @@ type GroupCount struct {
 	Group string `json:"group"` // retrycore.GroupKey of the error, GroupNone or GroupOther
 	Count int64  `json:"count"`
 	// OldestParkedAt is when the group's oldest message was parked (its
-	// parked header, a framework's failure time, its death time); zero for
-	// GroupOther and where none of its messages tells. It says whether an error is new
-	// to the parking lot from the messages themselves, which a restarted
-	// watch, or a group just grown out of GroupOther, still know.
+	// parked header, a framework's failure time, its death time); zero
+	// for GroupOther and where none of its messages tells. It says from
+	// the messages themselves whether an error is new to the parking lot,
+	// which a restarted watch, or a group just grown out of GroupOther,
+	// still knows.
 	OldestParkedAt time.Time `json:"oldest_parked_at,omitzero"`
 }
 
