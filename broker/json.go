@@ -52,7 +52,7 @@ func (w *wireTime) UnmarshalJSON(b []byte) error {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return fmt.Errorf("timestamp %q: want RFC 3339 text or Unix seconds", truncate(s, 40))
+		return fmt.Errorf("timestamp %q: want RFC 3339 text or Unix seconds", Truncate(s, 40))
 	}
 	w.Time = time.Unix(t.Unix(), 0) // as amqp091-go decodes it: seconds, local zone
 	return nil

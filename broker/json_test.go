@@ -51,7 +51,7 @@ func roundTrip(t *testing.T, m Message) (Message, []byte) {
 	}
 	var back Message
 	if err := json.Unmarshal(data, &back); err != nil {
-		t.Fatalf("unmarshal %s: %v", truncate(string(data), 200), err)
+		t.Fatalf("unmarshal %s: %v", Truncate(string(data), 200), err)
 	}
 	return back, data
 }
@@ -102,7 +102,7 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 				t.Fatalf("round trip changed the message:\n in  %#v\n out %#v", want, back)
 			}
 			if want := `"body_encoding":"` + c.encoding + `"`; !bytes.Contains(data, []byte(want)) {
-				t.Fatalf("%s lacks %s", truncate(string(data), 300), want)
+				t.Fatalf("%s lacks %s", Truncate(string(data), 300), want)
 			}
 		})
 	}

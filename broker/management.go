@@ -194,7 +194,7 @@ func (m *Management) doNode(ctx context.Context, n mgmtNode, method, path string
 		if len(m.nodes) > 1 {
 			return false, nil
 		}
-		return true, fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
+		return true, fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, Truncate(strings.TrimSpace(string(data)), 200))
 	case resp.StatusCode == http.StatusUnauthorized:
 		return true, fmt.Errorf("%w: %s refused the credentials of user %q", ErrAccessRefused, n.base.String(), n.user)
 	case resp.StatusCode == http.StatusForbidden:
@@ -202,7 +202,7 @@ func (m *Management) doNode(ctx context.Context, n mgmtNode, method, path string
 	case resp.StatusCode == http.StatusNotFound:
 		return true, fmt.Errorf("%w: %s", ErrNotFound, path)
 	case resp.StatusCode >= 300:
-		return true, fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
+		return true, fmt.Errorf("management API %s %s: %s: %s", method, path, resp.Status, Truncate(strings.TrimSpace(string(data)), 200))
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {

@@ -46,10 +46,10 @@ func Publishable(m Message) error {
 	// the channel on anything else ("" is no expiration).
 	if e := p.Expiration; e != "" {
 		if strings.Trim(e, "0123456789") != "" {
-			return &WireError{"properties.expiration", fmt.Sprintf("%q: want a whole number of milliseconds, 0 or more, in decimal digits", truncate(e, 40))}
+			return &WireError{"properties.expiration", fmt.Sprintf("%q: want a whole number of milliseconds, 0 or more, in decimal digits", Truncate(e, 40))}
 		}
 		if n, err := strconv.ParseUint(e, 10, 64); err != nil || n > maxExpiration {
-			return &WireError{"properties.expiration", fmt.Sprintf("%q: RabbitMQ takes at most %d milliseconds (10 years)", truncate(e, 40), uint64(maxExpiration))}
+			return &WireError{"properties.expiration", fmt.Sprintf("%q: RabbitMQ takes at most %d milliseconds (10 years)", Truncate(e, 40), uint64(maxExpiration))}
 		}
 	}
 	return tableKeys(m.Headers, "header name")
@@ -82,7 +82,7 @@ func tableKeys(t amqp.Table, what string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if len(k) > MaxShortString {
-			return &WireError{fmt.Sprintf("%s %q", what, truncate(k, 40)), tooLong(k)}
+			return &WireError{fmt.Sprintf("%s %q", what, Truncate(k, 40)), tooLong(k)}
 		}
 	}
 	for _, k := range keys {

@@ -251,7 +251,7 @@ func decodeValue(data []byte, depth int) (any, error) {
 		return nil, fmt.Errorf("%w: want {\"type\":…,\"value\":…}", ErrBadValue)
 	}
 	bad := func(err error) error {
-		return fmt.Errorf("%w: %s value %s: %v", ErrBadValue, tv.Type, truncate(string(tv.Value), 40), err)
+		return fmt.Errorf("%w: %s value %s: %v", ErrBadValue, tv.Type, Truncate(string(tv.Value), 40), err)
 	}
 	intOf := func(bits int) (int64, error) {
 		n, err := strconv.ParseInt(string(tv.Value), 10, bits)
@@ -390,9 +390,14 @@ func decodeValue(data []byte, depth int) (any, error) {
 	return nil, fmt.Errorf("%w: unknown type %q", ErrBadValue, tv.Type)
 }
 
-func truncate(s string, n int) string {
+// Truncate keeps an error that quotes an input on one readable line: at
+// most n bytes of s, cut at a character's start, and "…" when cut.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -382,3 +382,22 @@ func TestNonFiniteNamesThePath(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncateCutsAtACharacter: an error quoting a long input keeps at most
+// n bytes of it, never half a character.
+func TestTruncateCutsAtACharacter(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdef", 3, "abc…"},
+		{"aéé", 2, "a…"}, // the second byte is inside "é"
+		{"ééé", 4, "éé…"},
+	} {
+		if got := Truncate(c.in, c.n); got != c.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

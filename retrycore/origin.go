@@ -44,21 +44,13 @@ var (
 func ParseDestination(s string) (Destination, error) {
 	ex, rk, ok := strings.Cut(s, ":")
 	if !ok {
-		return Destination{}, fmt.Errorf("destination %q: %w", shortened(s), ErrNotDestination)
+		return Destination{}, fmt.Errorf("destination %q: %w", broker.Truncate(s, 60), ErrNotDestination)
 	}
 	d := Destination{Exchange: ex, RoutingKey: rk}
 	if err := d.Check(); err != nil {
-		return Destination{}, fmt.Errorf("destination %q: %w", shortened(s), err)
+		return Destination{}, fmt.Errorf("destination %q: %w", broker.Truncate(s, 60), err)
 	}
 	return d, nil
-}
-
-// shortened keeps an error about a long text on one readable line.
-func shortened(s string) string {
-	if r := []rune(s); len(r) > 60 {
-		return string(r[:57]) + "…"
-	}
-	return s
 }
 
 // Check is the rule every given destination meets, however it was made:
