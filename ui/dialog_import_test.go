@@ -125,10 +125,7 @@ func TestSearchSkippingAJobsLotSearchesItOnceTheJobEnds(t *testing.T) {
 	hs.press("esc")
 	hs.until("the queues", func() bool { _, ok := hs.m.top().(*queuesScreen); return ok })
 
-	searchGate := make(chan struct{})
-	hs.fb.mu.Lock()
-	hs.fb.searchGate = searchGate
-	hs.fb.mu.Unlock()
+	searchGate := hs.fb.holdSearches(make(chan struct{}))
 	hs.press("/")
 	hs.typeText("ord-0001")
 	hs.press("enter")

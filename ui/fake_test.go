@@ -124,6 +124,15 @@ func (f *fakeBackend) called(prefix string) int {
 	return n
 }
 
+// holdSearches makes every search wait before each queue after the first
+// until gate is closed (or its ctx ends); it returns gate.
+func (f *fakeBackend) holdSearches(gate chan struct{}) chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.searchGate = gate
+	return gate
+}
+
 // calledWith counts the calls that contain part.
 func (f *fakeBackend) calledWith(part string) int {
 	f.mu.Lock()

@@ -70,10 +70,7 @@ func TestSearchPromptOpensOnTheQueuesScreen(t *testing.T) {
 
 func TestSearchListsMatchesAcrossParkingLots(t *testing.T) {
 	hs := startOnQueues(t)
-	gate := make(chan struct{})
-	hs.fb.mu.Lock()
-	hs.fb.searchGate = gate
-	hs.fb.mu.Unlock()
+	gate := hs.fb.holdSearches(make(chan struct{}))
 	hs.press("/")
 	hs.typeText("Gateway TIMEOUT")
 	hs.press("enter")
@@ -190,9 +187,7 @@ func TestSearchOpensAMatchInItsQueue(t *testing.T) {
 // runs stops it (it could hold the message), then opens the message.
 func TestSearchOpenWhileRunningStopsIt(t *testing.T) {
 	hs := startOnQueues(t)
-	hs.fb.mu.Lock()
-	hs.fb.searchGate = make(chan struct{}) // never opened: the second lot waits
-	hs.fb.mu.Unlock()
+	hs.fb.holdSearches(make(chan struct{})) // never opened: the second lot waits
 	hs.press("/")
 	hs.typeText("gateway")
 	hs.press("enter")
