@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"text/template"
@@ -20,7 +21,8 @@ import (
 
 // TestAlertCommandOpensTheParkingLotInItsVhost: the command an alert
 // carries, filled in as Prometheus fills it, opens the parking lot in a
-// real terminal even when the person's URL names another vhost; the
+// real terminal even when the person's URL names another vhost and the
+// queue's name holds what a shell would read (a space, a quote, a $); the
 // messages are listed and none taken.
 func TestAlertCommandOpensTheParkingLotInItsVhost(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -28,7 +30,7 @@ func TestAlertCommandOpensTheParkingLotInItsVhost(t *testing.T) {
 	}
 	vurl, ch := brokertest.VhostChannel(t)
 	vhost := broker.Vhost(vurl)
-	lot := brokertest.Name(t, "dlq")
+	lot := brokertest.Name(t, "dlq") + " it's $HOME"
 	if _, err := ch.QueueDeclare(lot, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +45,15 @@ func TestAlertCommandOpensTheParkingLotInItsVhost(t *testing.T) {
 			command = r.Annotations["command"]
 		}
 	}
-	// Prometheus gives an annotation's template $labels.
-	tmpl, err := template.New("command").Parse(`{{ $labels := . }}` + command)
+	// Prometheus gives an annotation's template $labels, and these two of
+	// its functions as it defines them (Go's regexp).
+	funcs := template.FuncMap{
+		"match": regexp.MatchString,
+		"reReplaceAll": func(pattern, repl, text string) string {
+			return regexp.MustCompile(pattern).ReplaceAllString(text, repl)
+		},
+	}
+	tmpl, err := template.New("command").Funcs(funcs).Parse(`{{ $labels := . }}` + command)
 	if err != nil {
 		t.Fatal(err)
 	}

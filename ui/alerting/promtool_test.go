@@ -191,10 +191,59 @@ func TestPromtoolNewErrorGroupFromTheMessagesParkedTimes(t *testing.T) {
 	promtoolTest(t, groupAgeTests)
 }
 
+// commandTests: three parking lots whose names a shell would read in
+// three ways. The command each alert carries, expanded by Prometheus's own
+// templates, names the vhost and queue as one shell word each.
+const commandTests = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'parkinglot_parked_messages{vhost="/",queue="orders.dlq",job="parkinglot",instance="w"}'
+        values: '1x3'
+      - series: 'parkinglot_parked_messages{vhost="team a",queue="pay $HOME; rm",job="parkinglot",instance="w"}'
+        values: '1x3'
+      - series: 'parkinglot_parked_messages{vhost="ops",queue="it''s parked",job="parkinglot",instance="w"}'
+        values: '1x3'
+    alert_rule_test:
+      - eval_time: 2m
+        alertname: ParkingLotNotEmpty
+        exp_alerts:
+          - exp_labels: {severity: page, vhost: /, queue: orders.dlq, job: parkinglot, instance: w}
+            exp_annotations: {command: "parkinglot --vhost / tui orders.dlq"}
+          - exp_labels: {severity: page, vhost: team a, queue: "pay $HOME; rm", job: parkinglot, instance: w}
+            exp_annotations: {command: "parkinglot --vhost 'team a' tui 'pay $HOME; rm'"}
+          - exp_labels: {severity: page, vhost: ops, queue: "it's parked", job: parkinglot, instance: w}
+            exp_annotations: {command: "parkinglot --vhost ops tui 'it'\\''s parked'"}
+`
+
+// TestPromtoolCommandQuotesWhatAShellWouldRead: the alerts' command is
+// pasted into a shell; a vhost or queue with a space, a $ or a quote is
+// still one word each, and a plain name is left as it is. The expanded
+// commands are those promtool expects; a shell given them reads back the
+// names.
+func TestPromtoolCommandQuotesWhatAShellWouldRead(t *testing.T) {
+	promtoolTest(t, commandTests, "command")
+	for _, c := range []struct{ line, vhost, queue string }{
+		{"parkinglot --vhost / tui orders.dlq", "/", "orders.dlq"},
+		{"parkinglot --vhost 'team a' tui 'pay $HOME; rm'", "team a", "pay $HOME; rm"},
+		{`parkinglot --vhost ops tui 'it'\''s parked'`, "ops", "it's parked"},
+	} {
+		out, err := exec.Command("sh", "-c", "printf '%s\\n' "+c.line).Output()
+		if err != nil {
+			t.Fatalf("sh -c %q: %v", c.line, err)
+		}
+		if want := "parkinglot\n--vhost\n" + c.vhost + "\ntui\n" + c.queue + "\n"; string(out) != want {
+			t.Errorf("a shell reads %q as %q, want %q", c.line, out, want)
+		}
+	}
+}
+
 // promtoolTest runs promtool's unit tests over the rules with short
-// windows. The annotations are left out (promtool compares them whole, and
-// their query of the top error group is exercised by the end-to-end test).
-func promtoolTest(t *testing.T, tests string) {
+// windows. The annotations are left out but those named in keep (promtool
+// compares them whole, and their query of the top error group is
+// exercised by the end-to-end test).
+func promtoolTest(t *testing.T, tests string, keep ...string) {
 	t.Helper()
 	promtool := tool(t, "PARKINGLOT_PROMTOOL", "/usr/bin/promtool")
 	dir := t.TempDir()
@@ -202,8 +251,14 @@ func promtoolTest(t *testing.T, tests string) {
 	o.NotEmptyFor, o.GrowingWindow, o.OldestThreshold, o.OldestFor, o.NewGroupWindow, o.WatchDownFor =
 		time.Minute, 5*time.Minute, 5*time.Minute, time.Minute, 5*time.Minute, 2*time.Minute
 	f := alerting.Rules(o)
-	for i := range f.Groups[0].Rules {
-		f.Groups[0].Rules[i].Annotations = nil
+	for i, r := range f.Groups[0].Rules {
+		kept := map[string]string{}
+		for _, k := range keep {
+			if v, ok := r.Annotations[k]; ok {
+				kept[k] = v
+			}
+		}
+		f.Groups[0].Rules[i].Annotations = kept
 	}
 	b, err := f.YAML()
 	if err != nil {

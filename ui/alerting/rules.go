@@ -77,8 +77,19 @@ const topError = `{{ with printf "topk(1, parkinglot_parked_messages_by_error{vh
 const where = `{{ $labels.vhost }} {{ $labels.queue }}`
 
 // openIt is the command that opens the parking lot, in its vhost whatever
-// the person's config or URL names.
-const openIt = `parkinglot --vhost {{ $labels.vhost }} tui {{ $labels.queue }}`
+// the person's config or URL names. It is pasted into a shell, so a name
+// a shell would split or expand (a space, $, a quote) is single-quoted.
+var openIt = `parkinglot --vhost ` + shellWord("vhost") + ` tui ` + shellWord("queue")
+
+// shellWord is a template that writes a label as one POSIX shell word:
+// as is when it holds only characters no shell reads specially, else in
+// single quotes, where a quote inside ends them, is escaped and reopens
+// them. match and reReplaceAll are Prometheus's template functions (Go's
+// regexp).
+func shellWord(label string) string {
+	v := "$labels." + label
+	return `{{ if match "^[A-Za-z0-9_./:@%+=,-]+$" ` + v + ` }}{{ ` + v + ` }}{{ else }}'{{ reReplaceAll "'" "'\\''" ` + v + ` }}'{{ end }}`
+}
 
 // Rules builds the rules file for o.
 func Rules(o Options) File {
