@@ -35,7 +35,7 @@ func summarize(ctx context.Context, m broker.Message, id string, q retrycore.Ori
 	if s.ParkedAt.IsZero() {
 		s.ParkedAt = m.Properties.Timestamp
 	}
-	o, err := retrycore.ResolveOrigin(ctx, m.Headers, q)
+	o, err := retrycore.ResolveOriginOf(ctx, m.Headers, f, q)
 	if err != nil {
 		s.OriginErr, s.originErr = err.Error(), err
 	} else {

@@ -20,7 +20,8 @@ import (
 // FuzzDecode: whatever the headers hold, decoding, origin resolution and
 // grouping never panic, and their answers keep their promises (one-line
 // error text within MaxErrorLen, a refusal that is exactly
-// ErrUnknownOrigin). The input is either the typed JSON form of a header
+// ErrUnknownOrigin, the same origin from the headers and from their
+// decoded facts). The input is either the typed JSON form of a header
 // table (seeded from the recordings, so mutations stay close to real
 // x-death) or raw bytes turned into a table by tableFromBytes, which
 // reaches shapes the JSON decoder would reject.
@@ -63,6 +64,9 @@ func FuzzDecode(f *testing.F) {
 			}
 			if err == nil && o.Source == "" {
 				t.Fatalf("origin %+v without a source", o)
+			}
+			if o2, err2 := ResolveOriginOf(context.Background(), h, facts, q); o2 != o || (err2 == nil) != (err == nil) {
+				t.Fatalf("from the decoded facts: %+v, %v; from the headers: %+v, %v", o2, err2, o, err)
 			}
 		}
 	})

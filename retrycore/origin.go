@@ -135,29 +135,39 @@ type OriginQuery struct {
 // or delivery_limit (every reason but an expiry, which names a delay queue
 // unless the management API shows the queue is not one).
 func ResolveOrigin(ctx context.Context, h amqp.Table, q OriginQuery) (Origin, error) {
+	deaths, _ := Deaths(h)
+	return resolveOrigin(ctx, h, deaths, firstDeath(h, deaths), q)
+}
+
+// ResolveOriginOf is ResolveOrigin for headers the caller has decoded into
+// f already (Decode, DecodeWith): their x-death is not decoded again, which
+// a replay would otherwise do for every message it moves.
+func ResolveOriginOf(ctx context.Context, h amqp.Table, f Facts, q OriginQuery) (Origin, error) {
+	return resolveOrigin(ctx, h, f.Deaths, f.FirstDeath, q)
+}
+
+func resolveOrigin(ctx context.Context, h amqp.Table, deaths []Death, first DeathRef, q OriginQuery) (Origin, error) {
 	failed := failedQueue(h)
 	switch {
 	case q.Override != nil:
-		return Origin{Destination: *q.Override, Source: SourceOverride, Queue: orFirstDeathQueue(failed, h)}, nil
+		return Origin{Destination: *q.Override, Source: SourceOverride, Queue: orFirstDeathQueue(failed, first)}, nil
 	case q.Default != nil:
-		return Origin{Destination: *q.Default, Source: SourceConfig, Queue: orFirstDeathQueue(failed, h)}, nil
+		return Origin{Destination: *q.Default, Source: SourceConfig, Queue: orFirstDeathQueue(failed, first)}, nil
 	}
-	deaths, _ := Deaths(h)
-	first := firstDeath(h, deaths)
 	lastHop := ""
 	if ex, ok := asString(h[HeaderOriginalExchange]); ok {
 		if rk, ok := asString(h[HeaderOriginalRoutingKey]); ok {
 			if !isLastHop(ex, rk, deaths, first) {
-				return Origin{Destination: Destination{ex, rk}, Source: SourceOriginalHeaders, Queue: orFirstDeathQueue(failed, h)}, nil
+				return Origin{Destination: Destination{ex, rk}, Source: SourceOriginalHeaders, Queue: orFirstDeathQueue(failed, first)}, nil
 			}
 			lastHop = " (x-original-* named only the last hop, " + Destination{ex, rk}.String() + ")"
 		} else if rk, ok := asString(h["x-original-routingKey"]); ok {
-			return Origin{Destination: Destination{ex, rk}, Source: SourceSpring, Queue: orFirstDeathQueue(failed, h)}, nil
+			return Origin{Destination: Destination{ex, rk}, Source: SourceSpring, Queue: orFirstDeathQueue(failed, first)}, nil
 		}
 	}
 	if ex, ok := asString(rascalValue(h, "originalExchange")); ok {
 		if rk, ok := asString(rascalValue(h, "originalRoutingKey")); ok {
-			return Origin{Destination: Destination{ex, rk}, Source: SourceRascal, Queue: orFirstDeathQueue(failed, h)}, nil
+			return Origin{Destination: Destination{ex, rk}, Source: SourceRascal, Queue: orFirstDeathQueue(failed, first)}, nil
 		}
 	}
 	if first.Queue != "" {
@@ -206,12 +216,10 @@ func isLastHop(ex, rk string, deaths []Death, first DeathRef) bool {
 // orFirstDeathQueue is failed, or when no header names the failed queue,
 // the first death's queue when it died there by rejected, maxlen or
 // delivery_limit.
-func orFirstDeathQueue(failed string, h amqp.Table) string {
+func orFirstDeathQueue(failed string, first DeathRef) string {
 	if failed != "" {
 		return failed
 	}
-	deaths, _ := Deaths(h)
-	first := firstDeath(h, deaths)
 	switch first.Reason {
 	case "rejected", "maxlen", "delivery_limit":
 		return first.Queue
