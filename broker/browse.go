@@ -358,7 +358,7 @@ func (p *Pass) receive(ctx context.Context, timeout <-chan time.Time) (h *Held, 
 				if p.segmentDrained() {
 					continue
 				}
-				return nil, false, p.lost()
+				return nil, false, p.ended()
 			}
 			c.read++
 			return p.hold(d), false, nil
@@ -394,6 +394,17 @@ func (p *Pass) lastDelivery(ctx context.Context) (*Held, error) {
 		return nil, io.EOF
 	}
 	return h, err
+}
+
+// ended is why a consumer's deliveries stopped before the pass ended
+// it: amqp091-go marks a channel closed before it closes its consumers'
+// deliveries, so a channel still open means the broker cancelled the
+// consumer.
+func (p *Pass) ended() error {
+	if p.ch.IsClosed() {
+		return p.lost()
+	}
+	return fmt.Errorf("browse %s: %w", p.facts.Name, ErrConsumerCancelled)
 }
 
 func (p *Pass) lost() error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -356,5 +357,42 @@ func TestBrowseWaitsForADeliveryStillBeingRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		brokertest.WaitDepth(t, q, 1, 10*time.Second)
+	}
+}
+
+// TestBrowseOfAQueueDeletedMidPassSaysTheBrokerCancelledIt: a parking lot
+// deleted while a browse holds its messages ends the pass with
+// ErrConsumerCancelled, not "connection lost" (the connection is up: a
+// next browse on it works).
+func TestBrowseOfAQueueDeletedMidPassSaysTheBrokerCancelledIt(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "deleted")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, q, 5000) // more than a pass is pushed ahead of what it holds
+	ctx := context.Background()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDelete(q, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = p.Next(ctx)
+	}
+	if !errors.Is(err, broker.ErrConsumerCancelled) || strings.Contains(err.Error(), "connection") {
+		t.Errorf("the pass ended with %v, want ErrConsumerCancelled", err)
+	}
+	_, _ = p.Close(ctx)
+
+	other := brokertest.Name(t, "after")
+	brokertest.DeclareQueue(t, ch, other, nil)
+	publishN(t, ch, other, 3)
+	if seen, _ := browseAll(t, conn, brokertest.Management(t), other); len(seen) != 3 {
+		t.Errorf("a browse on the same connection afterwards saw %d, want 3", len(seen))
 	}
 }

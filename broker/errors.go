@@ -23,6 +23,12 @@ var (
 	// its majority). The daemon and the replay both leave the original
 	// where it was.
 	ErrNacked = errors.New("the broker refused the copy (nack)")
+	// ErrConsumerCancelled: the broker cancelled a browse's consumer while
+	// the connection stayed up: the queue was deleted, its node went down,
+	// or (quorum, 4.x) its x-consumer-timeout passed. Not a lost
+	// connection, and not "held messages return": a deleted queue's
+	// messages are gone with it.
+	ErrConsumerCancelled = errors.New("the broker cancelled the browse's consumer (the queue deleted, its node down, or a consumer timeout)")
 )
 
 // Error is a channel or connection error from the broker, reworded for people.

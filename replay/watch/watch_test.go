@@ -345,3 +345,62 @@ func TestWatchExportsAnyErrorText(t *testing.T) {
 		t.Errorf("%d messages after the watch, want 4", got)
 	}
 }
+
+// TestWatchScanFailingWhileConnectedIsCountedAndRetried: a parking lot
+// deleted while the watch scans it (the broker cancels the scan's
+// consumer; the connection stays) and declared again with other messages:
+// the failed scan is counted, the connection is not lost, the next scan
+// counts the new messages alone (no group of the deleted ones is left),
+// and the new messages stay, in order.
+func TestWatchScanFailingWhileConnectedIsCountedAndRetried(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "scanfail.dlq")
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	// Enough messages that the scan holds them for a while.
+	const many = 20_000
+	old := make([]amqp.Publishing, many)
+	for i := range old {
+		old[i] = parked(fmt.Sprintf("old-%d", i), "ledger down", time.Now().Add(-time.Hour))
+	}
+	brokertest.PublishMany(t, ch, "", lot, old)
+
+	w := startWatch(t, "", watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 10})
+	// The scan is under way once its consumer is on the queue (a head
+	// read takes its message with basic.get, no consumer).
+	brokertest.Eventually(t, 60*time.Second, 5*time.Millisecond, func() bool {
+		q, err := ch.QueueDeclarePassive(lot, true, false, false, false, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", lot, err)
+		}
+		return q.Consumers > 0
+	}, func() string { return "no scan began" })
+	if _, err := ch.QueueDelete(lot, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	fresh := []amqp.Publishing{parked("new-1", "schema invalid 1", time.Now()), parked("new-2", "schema invalid 2", time.Now())}
+	brokertest.PublishMany(t, ch, "", lot, fresh)
+
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	var m metrics
+	var groups map[string]float64
+	want := map[string]float64{retrycore.GroupKey("schema invalid 1"): 2}
+	brokertest.Eventually(t, 60*time.Second, 100*time.Millisecond, func() bool {
+		m = scrape(t, w.base)
+		groups = m.series("parkinglot_parked_messages_by_error", labels, "error_group")
+		return fmt.Sprint(groups) == fmt.Sprint(want)
+	}, func() string { return fmt.Sprintf("groups %v, want %v", groups, want) })
+	if n, _ := m.value("parkinglot_watch_errors_total", map[string]string{"kind": string(watch.ErrScan)}); n < 1 {
+		t.Errorf("scan errors %v, want the failed scan counted", n)
+	}
+	if n, _ := m.value("parkinglot_watch_errors_total", map[string]string{"kind": string(watch.ErrConnect)}); n != 0 {
+		t.Errorf("connect errors %v: the connection was never lost", n)
+	}
+	if r, _ := m.value("parkinglot_watch_ready", nil); r != 1 {
+		t.Errorf("parkinglot_watch_ready %v, want 1", r)
+	}
+	w.stop(t)
+	if got, want := ids(brokertest.Drain(t, ch, lot)), ids(toDeliveries(fresh)); !slices.Equal(got, want) {
+		t.Errorf("%s after the watch: %v, want %v", lot, got, want)
+	}
+}
