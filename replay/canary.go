@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
@@ -61,9 +62,13 @@ func (e *CanaryInterruptedError) Unwrap() error { return e.Err }
 
 // CanaryStep is what one step did and saw.
 type CanaryStep struct {
-	Run      string         `json:"run"`
-	Step     int            `json:"step"` // 1-based
-	Replayed int            `json:"replayed"`
+	Run      string `json:"run"`
+	Step     int    `json:"step"` // 1-based
+	Replayed int    `json:"replayed"`
+	// Watched: the copies watched in the step's wait, its own and the
+	// earlier steps' (one that fails late comes back in a later step's
+	// wait); CameBack counts those back.
+	Watched  int            `json:"watched"`
 	CameBack int            `json:"came_back"`
 	Groups   map[string]int `json:"groups,omitempty"` // the came-back messages by error group
 	Waited   time.Duration  `json:"waited_ns"`
@@ -78,8 +83,12 @@ type CameBackError struct{ Step CanaryStep }
 
 func (e *CameBackError) Error() string {
 	groups := slices.Sorted(maps.Keys(e.Step.Groups))
-	return fmt.Sprintf("%d of %d message(s) of canary step %d came back (%s); the rest stay parked",
-		e.Step.CameBack, e.Step.Replayed, e.Step.Step, strings.Join(groups, "; "))
+	steps := fmt.Sprintf("canary step %d", e.Step.Step)
+	if e.Step.Watched > e.Step.Replayed { // some are the earlier steps'
+		steps = fmt.Sprintf("canary steps 1–%d", e.Step.Step)
+	}
+	return fmt.Sprintf("%d of %d message(s) of %s came back (%s); the rest stay parked",
+		e.Step.CameBack, max(e.Step.Watched, e.Step.Replayed), steps, strings.Join(groups, "; "))
 }
 
 func (e *CameBackError) Unwrap() error { return ErrCameBack }
@@ -133,10 +142,25 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 	if o.Run == "" {
 		o.Run = NewRunID() // every step's copies carry one run (x-replay-run)
 	}
+	if len(o.Select.IDs) > 0 && o.Select.Chosen == nil {
+		// One id set for every step: what a step found is known to the
+		// next by its position in it (earlierSteps.found), and a set's
+		// positions are its own.
+		ids, err := idSetOf(o.Select.IDs)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		defer ids.Close()
+		o.Select.IDs, o.Select.Chosen = nil, ids
+	}
 	total := Result{Run: o.Run}
 	var steps []CanaryStep
 	progress := o.Progress
 	earlier := newEarlierSteps()
+	// watched: the replay ids of every step so far. A copy of an earlier
+	// step that fails after that step's wait comes back in a later one's
+	// and stops the run as well.
+	watched := map[string]bool{}
 	for i, n := range o.Steps {
 		step := o.Options
 		step.limit, step.earlier = n, earlier
@@ -145,6 +169,7 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 		step.Progress = func(e Event) {
 			if e.Kind == EventReplayed && e.ReplayID != "" {
 				rids[e.ReplayID] = true
+				watched[e.ReplayID] = true
 			}
 			if progress != nil && e.Kind != EventFinished {
 				e.Done, e.Total = e.Done+base, e.Total+base
@@ -165,13 +190,13 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 			}
 			break // nothing left to replay
 		}
-		st := CanaryStep{Run: o.Run, Step: i + 1, Replayed: len(rids), Groups: map[string]int{}}
+		st := CanaryStep{Run: o.Run, Step: i + 1, Replayed: len(rids), Watched: len(watched), Groups: map[string]int{}}
 		start := time.Now()
 		interrupted := func() error {
 			return &CanaryInterruptedError{Step: st.Step, Replayed: total.Done, Err: context.Cause(ctx)}
 		}
-		for len(rids) > 0 {
-			back, err := s.cameBack(ctx, o.Queue, rids)
+		for {
+			back, err := s.cameBack(ctx, o.Queue, watched)
 			if err != nil {
 				if ctx.Err() != nil {
 					return total, steps, interrupted()
@@ -183,7 +208,7 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 				st.CameBack += n
 			}
 			left := o.Wait - time.Since(start)
-			if st.CameBack == len(rids) || left <= 0 {
+			if st.CameBack == len(watched) || left <= 0 {
 				break
 			}
 			if o.OnWait != nil {
@@ -235,6 +260,10 @@ type earlierSteps struct {
 	sent map[uint64]struct{}
 	mu   sync.Mutex
 	keys map[string]int
+	// found: the requested ids an earlier step found, by position in the
+	// id set every step shares (Canary): an id a step replayed whole is
+	// not missing from the next.
+	found store.BitSet
 }
 
 func newEarlierSteps() *earlierSteps {
@@ -245,6 +274,24 @@ func (f *earlierSteps) add(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys[key]++
+}
+
+// seedFound marks in sel the ids earlier steps found.
+func (f *earlierSteps) seedFound(sel *selection) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.found.All() {
+		sel.found.Put(i, true)
+	}
+}
+
+// keepFound adds the ids sel found to those of the earlier steps.
+func (f *earlierSteps) keepFound(sel *selection) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range sel.found.All() {
+		f.found.Put(i, true)
+	}
 }
 
 // counts is a copy for one run, which uses it up as it passes them over.

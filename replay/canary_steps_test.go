@@ -3,6 +3,7 @@
 package replay_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -149,4 +150,93 @@ func TestCanaryRestSkipsACopyThatCameBackLate(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, park, 1, 10*time.Second)
 	brokertest.WaitDepth(t, dest, 2, 10*time.Second)
+}
+
+// TestCanaryByIDsReportsMissingOnlyWhatNoStepFound: each step of a canary
+// by id is a run of its own over the same ids; an id an earlier step
+// replayed whole is not "no message in queue" for the next step or the
+// rest, and an id no step found still is. A ramp whose last step finds
+// nothing left ends without a failure.
+func TestCanaryByIDsReportsMissingOnlyWhatNoStepFound(t *testing.T) {
+	ch := brokertest.Channel(t)
+	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
+	brokertest.DeclareQueue(t, ch, park, nil)
+	brokertest.DeclareQueue(t, ch, dest, nil)
+	publish := func(ids ...string) {
+		var msgs []amqp.Publishing
+		for _, id := range ids {
+			msgs = append(msgs, parkedFor(id, `{"id":"`+id+`"}`, "boom", dest))
+		}
+		brokertest.PublishMany(t, ch, "", park, msgs)
+		brokertest.WaitDepth(t, park, len(ids), 10*time.Second)
+	}
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
+
+	publish("a", "b", "c")
+	res, steps, err := s.Canary(ctx, canaryOf(park, replay.Selector{IDs: []string{"a", "b", "c"}}, 1))
+	if err != nil || res.Done != 3 || res.Failed != 0 || len(steps) != 1 {
+		t.Fatalf("a canary of 1 by 3 ids: %+v (failures %v), steps %+v, %v; want 3 done, none failed", res, res.Failures, steps, err)
+	}
+	brokertest.WaitDepth(t, dest, 3, 10*time.Second)
+	brokertest.Purge(t, ch, dest)
+
+	publish("d", "e")
+	o := canaryOf(park, replay.Selector{IDs: []string{"d", "e"}}, 1)
+	o.Steps = []int{1, 1, 1}
+	res, steps, err = s.Canary(ctx, o)
+	if err != nil || res.Done != 2 || res.Failed != 0 || len(steps) != 2 {
+		t.Fatalf("a ramp of 1,1,1 by 2 ids: %+v (failures %v), steps %+v, %v; want 2 done in two steps, none failed", res, res.Failures, steps, err)
+	}
+	brokertest.WaitDepth(t, dest, 2, 10*time.Second)
+	brokertest.Purge(t, ch, dest)
+
+	publish("f")
+	res, _, err = s.Canary(ctx, canaryOf(park, replay.Selector{IDs: []string{"f", "nowhere"}}, 1))
+	if !errors.Is(err, replay.ErrNotAllDone) && !errors.Is(res.Err(), replay.ErrNotAllDone) {
+		t.Errorf("a canary with an id not in the queue: %v, want not all done", err)
+	}
+	if res.Done != 1 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].ID != "nowhere" {
+		t.Errorf("a canary with an id not in the queue: %+v (failures %v); want f done, nowhere failed", res, res.Failures)
+	}
+	brokertest.WaitDepth(t, park, 0, 10*time.Second)
+}
+
+// TestCanaryCopyComingBackInALaterStepsWaitStops: a copy of step 1 that
+// fails after step 1's wait and parks again during step 2's stops the run
+// there (exit 4), the rest stay parked.
+func TestCanaryCopyComingBackInALaterStepsWaitStops(t *testing.T) {
+	ch := brokertest.Channel(t)
+	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
+	brokertest.DeclareQueue(t, ch, park, nil)
+	brokertest.DeclareQueue(t, ch, dest, nil)
+	var msgs []amqp.Publishing
+	for i := range 3 {
+		msgs = append(msgs, parkedFor(fmt.Sprintf("m-%d", i), fmt.Sprintf(`{"n":%d}`, i), "boom", dest))
+	}
+	brokertest.PublishMany(t, ch, "", park, msgs)
+	brokertest.WaitDepth(t, park, 3, 10*time.Second)
+	s, _ := openSession(t, replay.Config{})
+	o := canaryOf(park, replay.Selector{All: true}, 1)
+	o.Steps = []int{1, 1}
+	o.Proceed = func(_ context.Context, st replay.CanaryStep) bool {
+		if st.Step == 1 {
+			// Step 1's copy fails downstream and parks again, late.
+			d := getOne(t, ch, dest)
+			brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{{MessageId: d.MessageId, Body: d.Body, Headers: d.Headers}})
+			brokertest.WaitDepth(t, park, 3, 10*time.Second)
+		}
+		return true
+	}
+	res, steps, err := s.Canary(testCtx(t, time.Minute), o)
+	var back *replay.CameBackError
+	if !errors.As(err, &back) || back.Step.Step != 2 || back.Step.CameBack != 1 || back.Step.Watched != 2 || back.Step.Replayed != 1 {
+		t.Fatalf("%+v, steps %+v, %v; want step 2 to see 1 of the 2 copies come back", res, steps, err)
+	}
+	if res.Done != 2 {
+		t.Errorf("%d done, want 2 (one a step)", res.Done)
+	}
+	// Step 1's copy, parked again, and the message no step sent.
+	brokertest.WaitDepth(t, park, 2, 10*time.Second)
+	brokertest.WaitDepth(t, dest, 1, 10*time.Second)
 }

@@ -39,8 +39,13 @@ handler_timeout: 2s
 }
 
 func TestCameBackErrorSaysHowManyAndTheirGroups(t *testing.T) {
-	err := &CameBackError{Step: CanaryStep{Step: 1, Replayed: 2, CameBack: 2, Groups: map[string]int{"ledger down <n>": 2}}}
+	err := &CameBackError{Step: CanaryStep{Step: 1, Replayed: 2, Watched: 2, CameBack: 2, Groups: map[string]int{"ledger down <n>": 2}}}
 	if !errors.Is(err, ErrCameBack) || err.Error() != "2 of 2 message(s) of canary step 1 came back (ledger down <n>); the rest stay parked" {
+		t.Errorf("%v", err)
+	}
+	// A copy of step 1 that came back in step 2's wait.
+	err = &CameBackError{Step: CanaryStep{Step: 2, Replayed: 10, Watched: 11, CameBack: 1, Groups: map[string]int{"ledger down <n>": 1}}}
+	if err.Error() != "1 of 11 message(s) of canary steps 1–2 came back (ledger down <n>); the rest stay parked" {
 		t.Errorf("%v", err)
 	}
 }

@@ -121,6 +121,10 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer sel.close()
+	if o.earlier != nil {
+		o.earlier.seedFound(sel)
+		defer o.earlier.keepFound(sel)
+	}
 	r, err := s.newRun(EventReplayed, o.Rate, o.Window, o.Progress)
 	if err != nil {
 		return Result{}, err

@@ -37,10 +37,7 @@ func newSelection(sel Selector, needOne bool) (*selection, error) {
 	case len(sel.IDs) > 0 && sel.Chosen != nil:
 		return nil, fmt.Errorf("%w: ids given twice (IDs and Chosen)", ErrBadSelection)
 	case len(sel.IDs) > 0:
-		if s.ids, err = store.IDSetOf(sel.IDs...); err != nil {
-			if errors.Is(err, store.ErrBadID) {
-				err = fmt.Errorf("%w: %w", ErrBadSelection, err)
-			}
+		if s.ids, err = idSetOf(sel.IDs); err != nil {
 			return nil, err
 		}
 		s.owned = true
@@ -57,6 +54,15 @@ func newSelection(sel Selector, needOne bool) (*selection, error) {
 		s.all = true
 	}
 	return s, nil
+}
+
+// idSetOf is the id set of Selector.IDs; a bad id is ErrBadSelection.
+func idSetOf(ids []string) (*store.IDSet, error) {
+	set, err := store.IDSetOf(ids...)
+	if errors.Is(err, store.ErrBadID) {
+		err = fmt.Errorf("%w: %w", ErrBadSelection, err)
+	}
+	return set, err
 }
 
 // close releases the id set the selection built itself.

@@ -187,9 +187,9 @@ func (cp *canaryPart) lines(d *dialog) []string {
 	var lines []string
 	switch {
 	case u.Ended && s.CameBack == 0:
-		lines = append(lines, st.Bold.Render(fmt.Sprintf("canary step %d: none of %d came back in %s", s.Step, s.Replayed, format.Age(s.Waited))))
+		lines = append(lines, st.Bold.Render(fmt.Sprintf("canary step %d: none of %d came back in %s", s.Step, max(s.Watched, s.Replayed), format.Age(s.Waited))))
 	case u.Ended:
-		lines = append(lines, st.Warning.Render(fmt.Sprintf("canary step %d: %d of %d came back — the rest stay parked", s.Step, s.CameBack, s.Replayed)))
+		lines = append(lines, st.Warning.Render(fmt.Sprintf("canary step %d: %d of %d came back — the rest stay parked", s.Step, s.CameBack, max(s.Watched, s.Replayed))))
 	default:
 		left := max(cp.deadline.Sub(d.c.now()), 0).Round(time.Second)
 		lines = append(lines, fmt.Sprintf("canary step %d: %d replayed — waiting %s more, %d came back so far", s.Step, s.Replayed, left, s.CameBack))

@@ -129,11 +129,24 @@ func stepsText(steps []int) string {
 // canaryLine is a step's outcome for people.
 func canaryLine(st replay.CanaryStep) string {
 	if st.CameBack == 0 {
-		return fmt.Sprintf("canary step %d: %d replayed, none came back in %s", st.Step, st.Replayed, st.Waited.Round(time.Second))
+		return fmt.Sprintf("canary step %d: %d replayed, none came back in %s", st.Step, st.Replayed, st.Waited.Round(time.Second)) + earlierWatched(st)
 	}
 	var groups []string
 	for _, g := range slices.Sorted(maps.Keys(st.Groups)) {
 		groups = append(groups, fmt.Sprintf("%d × %s", st.Groups[g], g))
 	}
-	return fmt.Sprintf("canary step %d: %d of %d came back: %s; the rest stay parked", st.Step, st.CameBack, st.Replayed, strings.Join(groups, "; "))
+	of := fmt.Sprint(st.Replayed)
+	if st.Watched > st.Replayed {
+		of = fmt.Sprintf("%d replayed by steps 1–%d", st.Watched, st.Step)
+	}
+	return fmt.Sprintf("canary step %d: %d of %s came back: %s; the rest stay parked", st.Step, st.CameBack, of, strings.Join(groups, "; "))
+}
+
+// earlierWatched says, after a later step, that the earlier steps' copies
+// were watched too.
+func earlierWatched(st replay.CanaryStep) string {
+	if n := st.Watched - st.Replayed; n > 0 {
+		return fmt.Sprintf(" (nor any of the %d before)", n)
+	}
+	return ""
 }
