@@ -82,6 +82,14 @@ func Explain(err error) error {
 // ReadyCount is a queue's ready messages, by a passive declare on ch (the
 // broker's own count, without the management API's statistics delay).
 func ReadyCount(ch *amqp.Channel, queue string) (int, error) {
+	ready, _, err := QueueCounts(ch, queue)
+	return ready, err
+}
+
+// QueueCounts is ReadyCount with the queue's consumers, as the queue
+// counts them now (the management API's count lags by its statistics
+// interval).
+func QueueCounts(ch *amqp.Channel, queue string) (ready, consumers int, err error) {
 	q, err := ch.QueueDeclarePassive(queue,
 		false, // durable (ignored when passive)
 		false, // autoDelete
@@ -89,7 +97,7 @@ func ReadyCount(ch *amqp.Channel, queue string) (int, error) {
 		false, // noWait
 		nil)
 	if err != nil {
-		return 0, Explain(err)
+		return 0, 0, Explain(err)
 	}
-	return q.Messages, nil
+	return q.Messages, q.Consumers, nil
 }

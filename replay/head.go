@@ -25,8 +25,8 @@ type QueueDepth struct {
 	DeliveryLimit broker.DeliveryLimit
 	LimitKnown    bool
 	Server        broker.Version
-	// Consumers on the queue (management API; 0 when unknown): a browse,
-	// a replay or a service reading it.
+	// Consumers on the queue (management API, or the passive declare's
+	// count when it read one): a browse, a replay or a service reading it.
 	Consumers int64
 	// ReadyOnly: Depth is a passive declare's count of the ready messages
 	// (the management API gave none, or 0 that may be no count): messages
@@ -94,7 +94,7 @@ func (s *Session) Depth(ctx context.Context, queue string) (QueueDepth, error) {
 		return d, fmt.Errorf("open channel: %w", broker.Explain(err))
 	}
 	defer conn.CloseChannel(ch)
-	ready, err := broker.ReadyCount(ch, queue)
+	ready, consumers, err := broker.QueueCounts(ch, queue)
 	if err != nil {
 		if errors.Is(err, broker.ErrNotFound) {
 			return d, &sentinelError{kind: broker.ErrNotFound, msg: fmt.Sprintf("no queue %q in vhost %q", queue, s.vhost())}
@@ -104,9 +104,16 @@ func (s *Session) Depth(ctx context.Context, queue string) (QueueDepth, error) {
 	if int64(ready) > d.Depth {
 		d.Depth = int64(ready)
 	}
+	// Without the management API, "no consumers" would be a guess that
+	// lets the watch read a queue another consumer works on.
+	d.Consumers = max(d.Consumers, int64(consumers))
 	d.ReadyOnly = true
 	return d, nil
 }
+
+// ErrHasConsumers: Head found consumers on the queue (a replay, a browse,
+// a service) and read nothing.
+var ErrHasConsumers = errors.New("the queue has consumers: its head is not read")
 
 // ErrNotHarmless: the queue's head cannot be read without a give-back that
 // counts toward a delivery limit or moves the message (see ReadsHarmlessly).
@@ -115,8 +122,8 @@ var ErrNotHarmless = errors.New("reading this queue's messages is not harmless o
 // Head reads the first message of a queue and gives it back at once: one
 // basic.get with manual ack, then basic.nack(requeue). It refuses (with
 // ErrNotHarmless) a queue whose give-back would count or move the message
-// (see HeadReadHarmless).
-// ok is false when the queue is empty.
+// (see HeadReadHarmless), and reads nothing (ErrHasConsumers) from a queue
+// that has consumers. ok is false when the queue is empty.
 func (s *Session) Head(ctx context.Context, queue string, d QueueDepth) (sum Summary, ok bool, err error) {
 	if !d.HeadReadHarmless() {
 		return Summary{}, false, ErrNotHarmless
@@ -130,6 +137,13 @@ func (s *Session) Head(ctx context.Context, queue string, d QueueDepth) (sum Sum
 		return Summary{}, false, fmt.Errorf("open channel: %w", broker.Explain(err))
 	}
 	defer conn.CloseChannel(ch)
+	// The consumers now, not as the management API counted them seconds
+	// ago: a head read must not interleave with another consumer's work.
+	if _, consumers, err := broker.QueueCounts(ch, queue); err != nil {
+		return Summary{}, false, err
+	} else if consumers > 0 {
+		return Summary{}, false, ErrHasConsumers
+	}
 	dl, ok, err := ch.Get(queue, false) // autoAck: false, the message is given back
 	if err != nil {
 		return Summary{}, false, broker.Explain(err)

@@ -53,7 +53,12 @@ func startWatch(t *testing.T, url string, o watch.Options) *watchProc {
 	if url == "" {
 		url = brokertest.URL()
 	}
-	conn := replay.Connection{URL: url, ManagementURL: brokertest.ManagementURL(), Vhost: "/"}
+	return startWatchOn(t, replay.Connection{URL: url, ManagementURL: brokertest.ManagementURL(), Vhost: "/"}, o)
+}
+
+// startWatchOn is startWatch on conn's URLs.
+func startWatchOn(t *testing.T, conn replay.Connection, o watch.Options) *watchProc {
+	t.Helper()
 	o.Open = func(ctx context.Context, _ string) (*replay.Session, error) {
 		return replay.Open(ctx, conn, replay.Config{}, "parkinglot-test watch "+t.Name(), nil)
 	}

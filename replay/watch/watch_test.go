@@ -5,6 +5,7 @@ package watch_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -196,13 +198,7 @@ func toDeliveries(ps []amqp.Publishing) []amqp.Delivery {
 // ready, and is ready again once the broker answers; the messages stay.
 func TestWatchLosingTheBrokerKeepsServing(t *testing.T) {
 	ch := brokertest.Channel(t)
-	lot := brokertest.Name(t, "lost.dlq")
-	brokertest.DeclareQueue(t, ch, lot, nil)
-	var msgs []amqp.Publishing
-	for i := range 5 {
-		msgs = append(msgs, parked(fmt.Sprintf("m-%d", i), "ledger down", time.Now().Add(-time.Minute)))
-	}
-	brokertest.PublishMany(t, ch, "", lot, msgs)
+	lot, msgs := fiveParked(t, ch, "lost.dlq")
 	amqpURL := brokertest.URL()
 	proxy := newTCPProxy(t, hostPort(t, amqpURL))
 	w := startWatch(t, proxy.viaProxy(amqpURL), watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: watch.DefaultTopGroups})
@@ -366,23 +362,33 @@ func TestWatchScanFailingWhileConnectedIsCountedAndRetried(t *testing.T) {
 
 	w := startWatch(t, "", watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 10})
 	// The scan is under way once its consumer is on the queue (a head
-	// read takes its message with basic.get, no consumer).
+	// read takes its message with basic.get, no consumer), and far from
+	// its end while half the messages are still ready (once it has read
+	// them all, a deletion only meets its give-back).
 	brokertest.Eventually(t, 60*time.Second, 5*time.Millisecond, func() bool {
 		q, err := ch.QueueDeclarePassive(lot, true, false, false, false, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", lot, err)
 		}
-		return q.Consumers > 0
+		return q.Consumers > 0 && q.Messages > many/2
 	}, func() string { return "no scan began" })
 	if _, err := ch.QueueDelete(lot, false, false, false); err != nil {
 		t.Fatal(err)
 	}
+	// Declared again once the scan has failed: a scan's next segment
+	// could otherwise go on in the new queue.
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	var m metrics
+	scanErrors := func() float64 {
+		n, _ := m.value("parkinglot_watch_errors_total", map[string]string{"kind": string(watch.ErrScan)})
+		return n
+	}
+	brokertest.Eventually(t, 60*time.Second, 50*time.Millisecond, func() bool { m = scrape(t, w.base); return scanErrors() >= 1 },
+		func() string { return "the scan's failure was not counted" })
 	brokertest.DeclareQueue(t, ch, lot, nil)
 	fresh := []amqp.Publishing{parked("new-1", "schema invalid 1", time.Now()), parked("new-2", "schema invalid 2", time.Now())}
 	brokertest.PublishMany(t, ch, "", lot, fresh)
 
-	labels := map[string]string{"vhost": "/", "queue": lot}
-	var m metrics
 	var groups map[string]float64
 	want := map[string]float64{retrycore.GroupKey("schema invalid 1"): 2}
 	brokertest.Eventually(t, 60*time.Second, 100*time.Millisecond, func() bool {
@@ -390,9 +396,6 @@ func TestWatchScanFailingWhileConnectedIsCountedAndRetried(t *testing.T) {
 		groups = m.series("parkinglot_parked_messages_by_error", labels, "error_group")
 		return fmt.Sprint(groups) == fmt.Sprint(want)
 	}, func() string { return fmt.Sprintf("groups %v, want %v", groups, want) })
-	if n, _ := m.value("parkinglot_watch_errors_total", map[string]string{"kind": string(watch.ErrScan)}); n < 1 {
-		t.Errorf("scan errors %v, want the failed scan counted", n)
-	}
 	if n, _ := m.value("parkinglot_watch_errors_total", map[string]string{"kind": string(watch.ErrConnect)}); n != 0 {
 		t.Errorf("connect errors %v: the connection was never lost", n)
 	}
@@ -403,4 +406,156 @@ func TestWatchScanFailingWhileConnectedIsCountedAndRetried(t *testing.T) {
 	if got, want := ids(brokertest.Drain(t, ch, lot)), ids(toDeliveries(fresh)); !slices.Equal(got, want) {
 		t.Errorf("%s after the watch: %v, want %v", lot, got, want)
 	}
+}
+
+// TestWatchWithoutTheManagementAPIReadsNoQueueAnotherConsumerWorksOn: the
+// management API answers at first (the queue is known as classic, its
+// head read) and then not; another consumer then holds a message. The
+// watch counts the consumers by asking the queue itself, so it reads no
+// head while the other works (a head read would leave the next message
+// redelivered), and still exports the depth.
+func TestWatchWithoutTheManagementAPIReadsNoQueueAnotherConsumerWorksOn(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot, msgs := fiveParked(t, ch, "nomgmt.dlq")
+	mu, err := url.Parse(brokertest.ManagementURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgmt := newTCPProxy(t, mu.Host)
+	w := startWatchOn(t, replay.Connection{URL: brokertest.URL(), ManagementURL: mgmt.viaProxy(brokertest.ManagementURL()), Vhost: "/"},
+		watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Hour, TopGroups: -1})
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	var m metrics
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool {
+		m = scrape(t, w.base)
+		a, _ := m.value("parkinglot_oldest_parked_age_seconds", labels)
+		return a >= 50 // m-0's parked header, a minute ago: its head was read
+	}, func() string { return "no head read with the management API up" })
+	mgmt.stop()
+
+	// Another consumer (a service, a replay) holds the first message.
+	other, deliveries := anotherConsumer(t, lot)
+	if d := <-deliveries; d.MessageId != "m-0" {
+		t.Fatalf("the other consumer got %q, want m-0", d.MessageId)
+	}
+	// Three reads after, each of which would have read the head.
+	from, _ := m.value("parkinglot_watch_last_read_timestamp_seconds", labels)
+	var last float64
+	brokertest.Eventually(t, 60*time.Second, 100*time.Millisecond, func() bool {
+		m = scrape(t, w.base)
+		last, _ = m.value("parkinglot_watch_last_read_timestamp_seconds", labels)
+		return last-from >= 4
+	}, func() string { return fmt.Sprintf("reads from %v to %v, want four seconds of them", from, last) })
+	if d, _ := m.value("parkinglot_parked_messages", labels); d != 4 {
+		t.Errorf("depth %v, want the 4 ready", d)
+	}
+	w.stop(t)
+	if err := other.Close(); err != nil { // m-0 goes back, first
+		t.Fatal(err)
+	}
+	got := brokertest.Drain(t, ch, lot)
+	if !slices.Equal(ids(got), ids(toDeliveries(msgs))) {
+		t.Fatalf("%s after the watch: %v, want %v", lot, ids(got), ids(toDeliveries(msgs)))
+	}
+	for _, d := range got[1:] {
+		if d.Redelivered {
+			t.Errorf("%s was redelivered: the watch read it while another consumer worked on the queue", d.MessageId)
+		}
+	}
+}
+
+// TestWatchAgeLeavesAHeadOthersTookWhileTheyConsume: a parking lot whose
+// two-hour-old messages another consumer takes (a replay draining it) no
+// longer reports their age while that consumer works on it and the depth
+// falls: the watch cannot read the new head, and dates what is left by
+// when it first saw it. Once the consumer is gone the head read answers
+// again; nothing is taken or reordered.
+func TestWatchAgeLeavesAHeadOthersTookWhileTheyConsume(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "drained.dlq")
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	var msgs []amqp.Publishing
+	for i := range 6 {
+		at := time.Now().Add(-2 * time.Hour)
+		if i >= 3 {
+			at = time.Now()
+		}
+		msgs = append(msgs, parked(fmt.Sprintf("m-%d", i), "ledger down", at))
+	}
+	brokertest.PublishMany(t, ch, "", lot, msgs)
+	w := startWatch(t, "", watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Hour, TopGroups: -1})
+	labels := map[string]string{"vhost": "/", "queue": lot}
+	age := func() float64 {
+		a, _ := scrape(t, w.base).value("parkinglot_oldest_parked_age_seconds", labels)
+		return a
+	}
+	var a float64
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool { a = age(); return a >= 7000 },
+		func() string { return fmt.Sprintf("age %v, want the head's two hours", a) })
+
+	// Another consumer takes the three old messages and holds the next.
+	other, deliveries := anotherConsumer(t, lot)
+	for i := range 3 {
+		d := <-deliveries
+		if d.MessageId != fmt.Sprintf("m-%d", i) {
+			t.Fatalf("the other consumer got %s, want m-%d", d.MessageId, i)
+		}
+		if err := d.Ack(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := <-deliveries; d.MessageId != "m-3" {
+		t.Fatalf("the other consumer holds %s, want m-3", d.MessageId)
+	}
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool { a = age(); return a < 3600 },
+		func() string {
+			return fmt.Sprintf("age %v while the others drained the old messages, want under an hour", a)
+		})
+
+	if err := other.Close(); err != nil { // m-3 goes back, first
+		t.Fatal(err)
+	}
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool {
+		m := scrape(t, w.base)
+		d, _ := m.value("parkinglot_parked_messages", labels)
+		a, _ = m.value("parkinglot_oldest_parked_age_seconds", labels)
+		return d == 3 && a < 600
+	}, func() string { return fmt.Sprintf("age %v once the others left, want m-3's own (parked now)", a) })
+	w.stop(t)
+	got := brokertest.Drain(t, ch, lot)
+	if want := []string{"m-3", "m-4", "m-5"}; !slices.Equal(ids(got), want) {
+		t.Fatalf("%s after the watch: %v, want %v", lot, ids(got), want)
+	}
+	// m-4 was the head while the other consumer worked: not read then.
+	if got[1].Redelivered {
+		t.Errorf("m-4 was redelivered: the watch read the head while another consumer worked on the queue")
+	}
+}
+
+// fiveParked is a parking lot (named by suffix) of five messages, m-0 to
+// m-4, parked a minute ago with one error.
+func fiveParked(t *testing.T, ch *amqp.Channel, suffix string) (lot string, msgs []amqp.Publishing) {
+	t.Helper()
+	lot = brokertest.Name(t, suffix)
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	for i := range 5 {
+		msgs = append(msgs, parked(fmt.Sprintf("m-%d", i), "ledger down", time.Now().Add(-time.Minute)))
+	}
+	brokertest.PublishMany(t, ch, "", lot, msgs)
+	return lot, msgs
+}
+
+// anotherConsumer consumes queue with a prefetch of one, as a service or
+// a replay would: it holds one message at a time.
+func anotherConsumer(t *testing.T, queue string) (*amqp.Channel, <-chan amqp.Delivery) {
+	t.Helper()
+	ch := brokertest.Channel(t)
+	if err := ch.Qos(1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch, deliveries
 }

@@ -113,7 +113,10 @@ type queueState struct {
 func New(o Options) *Watcher {
 	o = o.withDefaults()
 	w := &Watcher{o: o, errors: map[ErrorKind]int64{}}
-	for _, v := range o.Vhosts {
+	for i, v := range o.Vhosts {
+		if slices.Contains(o.Vhosts[:i], v) {
+			continue // one state a vhost: a repeat would export every series twice
+		}
 		vs := &vhostState{name: v, vhost: v, queues: map[string]*queueState{}, why: "not connected yet"}
 		for _, q := range o.Queues {
 			vs.queues[q] = &queueState{named: true, snap: Snapshot{Vhost: v, Queue: q, Why: "named"}}
@@ -408,6 +411,11 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	if st = v.queues[queue]; st == nil {
 		return nil
 	}
+	// The management API's count lags; the head read asks the queue.
+	if errors.Is(headErr, replay.ErrHasConsumers) {
+		readHead, headErr = false, nil
+		d.Consumers = max(d.Consumers, 1)
+	}
 	st.others = d.Consumers > 0
 	st.byHead = byHead
 	sn := &st.snap
@@ -434,9 +442,17 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 			useDepth() // no head read yet (a scan to come, others consuming)
 		}
 	}()
+	// Others consuming (a replay, a service) while the depth fell may
+	// have taken the message the last head read dated: the watch cannot
+	// read the head now, so the depth rule's later date answers until it
+	// can (README: the age where the watch cannot read harmlessly).
+	headGone := st.others && d.Depth < prevDepth && byDepth.After(sn.OldestParkedAt)
 	switch {
 	case !reads:
 		useDepth()
+	case d.Depth > 0 && headGone && (!byHead || !readHead):
+		useDepth()
+		st.scanSoon = !byHead // a quorum head: the next scan, once the others are gone
 	case d.Depth == 0:
 		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID, sn.Source = time.Time{}, false, "", AgeNone
 		st.head = headAges{}
@@ -487,13 +503,15 @@ func (w *Watcher) Snapshots() []Snapshot {
 			out = append(out, sn)
 		}
 	}
-	slices.SortFunc(out, func(a, b Snapshot) int {
+	slices.SortStableFunc(out, func(a, b Snapshot) int {
 		if c := strings.Compare(a.Vhost, b.Vhost); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Queue, b.Queue)
 	})
-	return out
+	// The connection's own vhost ("") and the same vhost named: one
+	// parking lot, exported once (Prometheus refuses a repeated series).
+	return slices.CompactFunc(out, func(a, b Snapshot) bool { return a.Vhost == b.Vhost && a.Queue == b.Queue })
 }
 
 // Health is the watch's own state: ready once a round read every vhost
