@@ -122,27 +122,12 @@ func TestCanaryStepThatReplaysNothingStops(t *testing.T) {
 // back after the step's wait is under the run's loop guard: the rest
 // skips it (it stays parked) and replays the others.
 func TestCanaryRestSkipsACopyThatCameBackLate(t *testing.T) {
-	ch := brokertest.Channel(t)
-	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
-	brokertest.DeclareQueue(t, ch, park, nil)
-	brokertest.DeclareQueue(t, ch, dest, nil)
-	var msgs []amqp.Publishing
-	for i := range 3 {
-		msgs = append(msgs, parkedFor(fmt.Sprintf("m-%d", i), fmt.Sprintf(`{"n":%d}`, i), "boom", dest))
-	}
-	brokertest.PublishMany(t, ch, "", park, msgs)
-	brokertest.WaitDepth(t, park, 3, 10*time.Second)
+	ch, park, dest := threeParked(t)
 	s, _ := openSession(t, replay.Config{})
 	o := canaryOf(park, replay.Selector{All: true}, 1)
 	o.OnStep = func(replay.CanaryStep) {
 		// The copy fails downstream and parks again, after the wait.
-		back := brokertest.Drain(t, ch, dest)
-		if len(back) != 1 {
-			t.Fatalf("step 1 sent %d copies, want 1", len(back))
-		}
-		d := back[0]
-		brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{{MessageId: d.MessageId, Body: d.Body, Headers: d.Headers}})
-		brokertest.WaitDepth(t, park, 3, 10*time.Second)
+		failsLate(t, ch, dest, park)
 	}
 	res, steps, err := s.Canary(testCtx(t, time.Minute), o)
 	if err != nil || len(steps) != 1 || res.Done != 3 || res.Skipped != 1 {
@@ -206,25 +191,14 @@ func TestCanaryByIDsReportsMissingOnlyWhatNoStepFound(t *testing.T) {
 // fails after step 1's wait and parks again during step 2's stops the run
 // there (exit 4), the rest stay parked.
 func TestCanaryCopyComingBackInALaterStepsWaitStops(t *testing.T) {
-	ch := brokertest.Channel(t)
-	park, dest := brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
-	brokertest.DeclareQueue(t, ch, park, nil)
-	brokertest.DeclareQueue(t, ch, dest, nil)
-	var msgs []amqp.Publishing
-	for i := range 3 {
-		msgs = append(msgs, parkedFor(fmt.Sprintf("m-%d", i), fmt.Sprintf(`{"n":%d}`, i), "boom", dest))
-	}
-	brokertest.PublishMany(t, ch, "", park, msgs)
-	brokertest.WaitDepth(t, park, 3, 10*time.Second)
+	ch, park, dest := threeParked(t)
 	s, _ := openSession(t, replay.Config{})
 	o := canaryOf(park, replay.Selector{All: true}, 1)
 	o.Steps = []int{1, 1}
 	o.Proceed = func(_ context.Context, st replay.CanaryStep) bool {
 		if st.Step == 1 {
 			// Step 1's copy fails downstream and parks again, late.
-			d := getOne(t, ch, dest)
-			brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{{MessageId: d.MessageId, Body: d.Body, Headers: d.Headers}})
-			brokertest.WaitDepth(t, park, 3, 10*time.Second)
+			failsLate(t, ch, dest, park)
 		}
 		return true
 	}
@@ -239,4 +213,34 @@ func TestCanaryCopyComingBackInALaterStepsWaitStops(t *testing.T) {
 	// Step 1's copy, parked again, and the message no step sent.
 	brokertest.WaitDepth(t, park, 2, 10*time.Second)
 	brokertest.WaitDepth(t, dest, 1, 10*time.Second)
+}
+
+// threeParked is a parking lot of three messages (m-0, m-1, m-2) whose
+// origin is the queue dest.
+func threeParked(t *testing.T) (ch *amqp.Channel, park, dest string) {
+	t.Helper()
+	ch = brokertest.Channel(t)
+	park, dest = brokertest.Name(t, "parking-lot"), brokertest.Name(t, "dest")
+	brokertest.DeclareQueue(t, ch, park, nil)
+	brokertest.DeclareQueue(t, ch, dest, nil)
+	var msgs []amqp.Publishing
+	for i := range 3 {
+		msgs = append(msgs, parkedFor(fmt.Sprintf("m-%d", i), fmt.Sprintf(`{"n":%d}`, i), "boom", dest))
+	}
+	brokertest.PublishMany(t, ch, "", park, msgs)
+	brokertest.WaitDepth(t, park, 3, 10*time.Second)
+	return ch, park, dest
+}
+
+// failsLate takes the one copy a step sent to dest and parks it again, as
+// a consumer failing it downstream would (its x-replay-id kept).
+func failsLate(t *testing.T, ch *amqp.Channel, dest, park string) {
+	t.Helper()
+	back := brokertest.Drain(t, ch, dest)
+	if len(back) != 1 {
+		t.Fatalf("the step sent %d copies, want 1", len(back))
+	}
+	d := back[0]
+	brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{{MessageId: d.MessageId, Body: d.Body, Headers: d.Headers}})
+	brokertest.WaitDepth(t, park, 3, 10*time.Second)
 }
