@@ -62,16 +62,17 @@ func (e *CanaryInterruptedError) Unwrap() error { return e.Err }
 
 // CanaryStep is what one step did and saw.
 type CanaryStep struct {
-	Run      string `json:"run"`
-	Step     int    `json:"step"` // 1-based
-	Replayed int    `json:"replayed"`
-	// Watched: the copies watched in the step's wait, its own and the
-	// earlier steps' (one that fails late comes back in a later step's
-	// wait); CameBack counts those back.
-	Watched  int            `json:"watched"`
+	Run      string         `json:"run"`
+	Step     int            `json:"step"` // 1-based
+	Replayed int            `json:"replayed"`
 	CameBack int            `json:"came_back"`
 	Groups   map[string]int `json:"groups,omitempty"` // the came-back messages by error group
 	Waited   time.Duration  `json:"waited_ns"`
+	// Watched: the copies watched in the step's wait, its own and the
+	// earlier steps' (one that fails late comes back in a later step's
+	// wait); CameBack counts those back. Last, so that the fields before
+	// it read as they did.
+	Watched int `json:"watched"`
 }
 
 // ErrCameBack: some messages of a canary step came back to the parking
