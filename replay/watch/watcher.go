@@ -78,6 +78,7 @@ type vhostState struct {
 	connected    bool
 	discovered   bool // a discovery succeeded
 	discoveredAt time.Time
+	listErr      error // why the last discovery failed; nil after a success
 	why          string // what keeps it from being ready
 	queues       map[string]*queueState
 }
@@ -157,6 +158,11 @@ func (o Options) withDefaults() Options {
 // discoverEvery bounds how often the queue listing (one management request,
 // plus a route lookup per dead-lettering queue) is made.
 const discoverEvery = time.Minute
+
+// listStaleAfter is how long after its last listing a watch whose listing
+// keeps failing is no longer ready: it still reads the parking lots it
+// knows, but a new one would go unwatched and unalerted.
+const listStaleAfter = 2 * discoverEvery
 
 // Run reads until ctx ends: a first round at once, then one every
 // Interval; group scans run beside the rounds, one queue at a time, so a
@@ -289,6 +295,9 @@ func (w *Watcher) refreshVhost(ctx context.Context, v *vhostState) {
 		v.why = "cannot read the broker: " + lastErr.Error()
 	case !w.o.NoDiscover && !v.discovered:
 		v.why = "the parking lots were not discovered yet (the management API did not answer)"
+	case !w.o.NoDiscover && v.listErr != nil && now.Sub(v.discoveredAt) >= max(listStaleAfter, 2*w.o.Interval):
+		v.why = fmt.Sprintf("the parking lots were last listed %s ago (listing them fails: %v); a new one would not be watched",
+			now.Sub(v.discoveredAt).Round(time.Second), v.listErr)
 	default:
 		v.why = ""
 		for _, q := range names {
@@ -310,11 +319,15 @@ func (w *Watcher) discover(ctx context.Context, s *replay.Session, v *vhostState
 		if ctx.Err() == nil {
 			w.count(ErrDiscover)
 			w.o.Log.Warn("watch: cannot list the parking lots", "vhost", v.vhost, "err", err)
+			w.mu.Lock()
+			v.listErr = err
+			w.mu.Unlock()
 		}
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	v.listErr = nil
 	found := map[string]bool{}
 	for _, r := range rows {
 		if !r.ParkingLot || r.Type == "stream" {
