@@ -158,10 +158,11 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	if err != nil {
 		return nil, fmt.Errorf("browse %s: open channel: %w", opts.Queue, Explain(err))
 	}
-	ready, err := readyCount(ctx, ch, facts)
+	counts, err := readyCounts(ctx, ch, facts)
 	if err != nil {
 		return nil, fmt.Errorf("browse: %w", Explain(err))
 	}
+	ready := counts.Messages
 	facts.Ready = ready
 	p := &Pass{
 		conn:   conn,
@@ -178,6 +179,7 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
 	}
 	p.report.Notes = notes
+	p.othersSeen(counts.Consumers)
 	if opts.Limit > 0 && opts.Limit < p.target {
 		p.target = opts.Limit
 	}
@@ -264,23 +266,49 @@ func (p *Pass) answerWait() time.Duration {
 // queue that may be quorum a 0 is asked again for up to a second. The
 // management API's count is no help here: its statistics lag by seconds.
 func readyCount(ctx context.Context, ch *amqp.Channel, f QueueFacts) (int, error) {
+	q, err := readyCounts(ctx, ch, f)
+	return q.Messages, err
+}
+
+// readyCounts is readyCount with the queue's consumer count of the same
+// answer.
+func readyCounts(ctx context.Context, ch *amqp.Channel, f QueueFacts) (amqp.Queue, error) {
 	q, err := ch.QueueDeclarePassive(f.Name, false, false, false, false, nil)
 	if err != nil || q.Messages > 0 || f.Type == "classic" {
-		return q.Messages, err
+		return q, err
 	}
 	for i := 1; i <= 4; i++ {
 		t := time.NewTimer(time.Duration(i) * 100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, ctx.Err()
+			return q, ctx.Err()
 		case <-t.C:
 		}
 		if q, err = ch.QueueDeclarePassive(f.Name, false, false, false, false, nil); err != nil || q.Messages > 0 {
-			return q.Messages, err
+			return q, err
 		}
 	}
-	return 0, nil
+	return q, nil
+}
+
+// othersSeen notes other consumers on the queue (a service, a replay,
+// another browse, a watch's scan): what they hold is neither ready nor
+// delivered to the pass, so the pass does not see it. Told once a pass,
+// with the most seen.
+func (p *Pass) othersSeen(n int) {
+	if n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, o := range p.report.Notes {
+		if o.Kind == NoteOtherConsumers {
+			p.report.Notes[i].Count = max(o.Count, n)
+			return
+		}
+	}
+	p.report.Notes = append(p.report.Notes, Note{Kind: NoteOtherConsumers, Count: n})
 }
 
 // Facts returns what the pass learned about the queue.
@@ -319,11 +347,13 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 		}
 		// Someone else may have taken messages since the pass began: when
 		// nothing is ready any more, the pass is complete.
-		ready, err := readyCount(ctx, p.ch, p.facts)
+		counts, err := readyCounts(ctx, p.ch, p.facts)
 		if err != nil {
 			return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
 		}
+		ready := counts.Messages
 		if ready == 0 {
+			p.othersSeen(counts.Consumers - 1) // the pass's own consumer is one
 			return p.lastDelivery(ctx)
 		}
 		limit := stallLimit(p.facts.Type, seen)

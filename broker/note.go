@@ -32,6 +32,10 @@ const (
 	// NoteRefreshFailed: refreshing messages failed (Err); they were given
 	// back instead.
 	NoteRefreshFailed
+	// NoteOtherConsumers: the queue had Count consumers besides the pass,
+	// when it began or when it found nothing more ready: messages they
+	// held were not seen.
+	NoteOtherConsumers
 )
 
 // Note is something a pass wants the user to know, as data: which fields

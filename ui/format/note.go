@@ -44,6 +44,8 @@ func PassNote(n broker.Note) string {
 		return fmt.Sprintf("the quorum queue did not take back %d given-back message(s) within %v; the rest were given back at once, and their order may have changed", n.Count, n.Wait)
 	case broker.NoteAcksPending:
 		return fmt.Sprintf("the quorum queue had not applied every ack after %v (%d ready, %d expected); some removed messages may come back as duplicates", n.Wait, n.Count, n.Expected)
+	case broker.NoteOtherConsumers:
+		return fmt.Sprintf("the queue had %d other consumer(s) (a service, a replay, a browse or a watch's scan): messages they held were not seen by this pass", n.Count)
 	default: // broker.NoteRefreshFailed
 		return errText(n.Err)
 	}
