@@ -95,18 +95,22 @@ func canaryRun(ctx context.Context, f *Factory, s Session, o replay.Options, c *
 	if !f.JSON() {
 		fmt.Fprintf(errOut, "canary run %s: %s, each watched for up to %s (%s)\n", o.Run, stepsText(c.steps), wait, from)
 	}
-	return runAndReportLeft(ctx, f, f.IOStreams.Out, "replayed", stillParked(ctx, s, o.Queue), func(progress func(replay.Event)) (replay.Result, error) {
+	return runAndReportWith(ctx, f, f.IOStreams.Out, "replayed", stillParked(ctx, s, o.Queue), func(pp *ProgressPrinter) (replay.Result, error) {
 		co := replay.CanaryOptions{Options: o, Steps: c.steps, Wait: wait}
-		co.Progress = progress
+		co.Progress = pp.Event
 		co.OnStep = func(st replay.CanaryStep) {
 			if f.JSON() {
-				_ = WriteJSONLines(f.IOStreams.Out, []canaryJSON{{Event: "canary", CanaryStep: st}})
+				pp.Line(canaryJSON{Event: "canary", CanaryStep: st})
 				return
 			}
 			if f.IOStreams.IsTerminal() {
 				fmt.Fprint(errOut, "\r\x1b[K") // the countdown's line
 			}
 			fmt.Fprintln(errOut, canaryLine(st))
+		}
+		if f.JSON() {
+			// The step's events are out before its wait, which can be long.
+			co.OnWait = func(time.Duration, replay.CanaryStep) { pp.Flush() }
 		}
 		if f.IOStreams.IsTerminal() && !f.JSON() {
 			co.OnWait = func(left time.Duration, st replay.CanaryStep) {

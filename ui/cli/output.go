@@ -95,11 +95,7 @@ func (p *ProgressPrinter) Event(e replay.Event) {
 		switch e.Kind {
 		case replay.EventPlanned, replay.EventRateLimit, replay.EventFinished:
 		default:
-			if p.enc == nil {
-				p.bw = bufio.NewWriter(p.JSON)
-				p.enc = json.NewEncoder(p.bw)
-				p.enc.SetEscapeHTML(false)
-			}
+			p.encoder()
 			_ = p.enc.Encode(e)
 		}
 	}
@@ -109,6 +105,38 @@ func (p *ProgressPrinter) Event(e replay.Event) {
 			p.drawn = true
 			fmt.Fprintf(p.Terminal, "\r\033[K%s", ProgressLine(p.Verb, e))
 		}
+	}
+}
+
+// Line writes v as one JSON line after the events before it, through the
+// same buffer (a line written beside it could land inside a half-flushed
+// one), and flushes, so a script sees it now.
+func (p *ProgressPrinter) Line(v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.JSON == nil {
+		return
+	}
+	p.encoder()
+	_ = p.enc.Encode(v)
+	_ = p.bw.Flush()
+}
+
+// Flush writes out the JSON events buffered so far.
+func (p *ProgressPrinter) Flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bw != nil {
+		_ = p.bw.Flush()
+	}
+}
+
+// encoder makes the JSON encoder on first use; p.mu is held.
+func (p *ProgressPrinter) encoder() {
+	if p.enc == nil {
+		p.bw = bufio.NewWriter(p.JSON)
+		p.enc = json.NewEncoder(p.bw)
+		p.enc.SetEscapeHTML(false)
 	}
 }
 

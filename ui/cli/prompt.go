@@ -121,13 +121,19 @@ func runAndReport(f *Factory, w io.Writer, verb string, do func(func(replay.Even
 // the run was all done, tells what is left (interrupt.go) in one line, and
 // exits 130.
 func runAndReportLeft(ctx context.Context, f *Factory, w io.Writer, verb string, left leftOver, do func(func(replay.Event)) (replay.Result, error)) error {
+	return runAndReportWith(ctx, f, w, verb, left, func(pp *ProgressPrinter) (replay.Result, error) { return do(pp.Event) })
+}
+
+// runAndReportWith is runAndReportLeft for a run that writes lines of its
+// own beside its events (ProgressPrinter.Line).
+func runAndReportWith(ctx context.Context, f *Factory, w io.Writer, verb string, left leftOver, do func(*ProgressPrinter) (replay.Result, error)) error {
 	pp := &ProgressPrinter{Verb: verb}
 	if f.JSON() {
 		pp.JSON = w
 	} else if f.IOStreams.IsTerminal() {
 		pp.Terminal = f.IOStreams.ErrOut
 	}
-	res, err := do(pp.Event)
+	res, err := do(pp)
 	pp.Finish()
 	res = hintResult(res)
 	// A run whose whole selection was read before the interruption ends
