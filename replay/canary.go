@@ -186,7 +186,7 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 			return total, steps, err
 		}
 		if len(rids) == 0 {
-			if res.Failed > 0 {
+			if res.Failed > res.notFound { // ids not in the queue were not tried: nothing failed
 				return total, steps, &CanaryNoneReplayedError{Step: i + 1, Failed: res.Failed}
 			}
 			break // nothing left to replay
@@ -323,6 +323,7 @@ func add(total *Result, res Result) {
 	addReport(&total.Pass, res.Pass)
 	total.Done += res.Done
 	total.Failed += res.Failed
+	total.notFound += res.notFound
 	total.Skipped += res.Skipped
 	total.Failures = append(total.Failures, res.Failures[:min(len(res.Failures), max(MaxListedFailures-len(total.Failures), 0))]...)
 	for k, v := range res.Resets {
@@ -331,7 +332,7 @@ func add(total *Result, res Result) {
 		}
 		total.Resets[k] += v
 	}
-	total.Notes = append(total.Notes, res.Notes...)
+	total.Notes = appendOnce(total.Notes, res.Notes...) // every step's run tells the same ones
 }
 
 // CanaryWaitFor is how long a message of p can take from its replay to

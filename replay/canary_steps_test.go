@@ -184,6 +184,24 @@ func TestCanaryByIDsReportsMissingOnlyWhatNoStepFound(t *testing.T) {
 	if res.Done != 1 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].ID != "nowhere" {
 		t.Errorf("a canary with an id not in the queue: %+v (failures %v); want f done, nowhere failed", res, res.Failures)
 	}
+
+	// A step its ids do not fill reports the missing id; the rest does
+	// not report it again.
+	publish("g")
+	res, _, err = s.Canary(ctx, canaryOf(park, replay.Selector{IDs: []string{"g", "nowhere"}}, 2))
+	if res.Done != 1 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].ID != "nowhere" {
+		t.Errorf("a canary of 2 by g and an id not in the queue: %+v (failures %v), %v; want g done, nowhere failed once", res, res.Failures, err)
+	}
+	// A later step that finds only a missing id tested nothing and failed
+	// nothing: it does not say none could be replayed.
+	publish("h")
+	o = canaryOf(park, replay.Selector{IDs: []string{"h", "nowhere"}}, 1)
+	o.Steps = []int{1, 10}
+	res, _, err = s.Canary(ctx, o)
+	var none *replay.CanaryNoneReplayedError
+	if errors.As(err, &none) || res.Done != 1 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].ID != "nowhere" {
+		t.Errorf("a ramp of 1,10 by h and an id not in the queue: %+v (failures %v), %v; want h done, nowhere failed once", res, res.Failures, err)
+	}
 	brokertest.WaitDepth(t, park, 0, 10*time.Second)
 }
 

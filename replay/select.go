@@ -129,11 +129,21 @@ func closePass(ctx context.Context, p *broker.Pass, t *tally, sel *selection, qu
 // reportMissing reports each requested id no pass found as not
 // done: it is not in the queue.
 func reportMissing(sel *selection, t *tally, queue string) error {
-	for id, err := range sel.missing {
+	if sel.ids == nil {
+		return nil
+	}
+	for i := range sel.ids.Len() {
+		if sel.found.Has(i) {
+			continue
+		}
+		id, err := sel.ids.At(i)
 		if err != nil {
 			return err
 		}
-		t.failed(id, notInQueue(id, queue), nil, "")
+		t.notFound(id, notInQueue(id, queue))
+		// Told once: a canary's later steps share the found set, and do
+		// not report it again.
+		sel.found.Put(i, true)
 	}
 	return nil
 }

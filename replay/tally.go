@@ -67,6 +67,14 @@ func (t *tally) failed(id string, err error, dest *retrycore.Destination, replay
 	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: reason, Code: failureCode(err)})
 }
 
+// notFound counts a requested id no pass found as failed.
+func (t *tally) notFound(id string, err error) {
+	t.failed(id, err, nil, "")
+	t.mu.Lock()
+	t.res.notFound++
+	t.mu.Unlock()
+}
+
 // skipped counts a message left alone on purpose (loop guard, filter error).
 func (t *tally) skipped(id, why string) {
 	t.mu.Lock()

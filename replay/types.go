@@ -115,6 +115,9 @@ type Result struct {
 	// mixedReasons: not every failure had the same reason (tally), also
 	// among those not listed.
 	mixedReasons bool
+	// notFound: of Failed, the requested ids no pass found (a canary step
+	// that found none of its messages tested nothing, and failed nothing).
+	notFound int
 	// Resets counts, per retry counter, the copies sent with it reset
 	// (a fresh retry budget in every convention: Transform).
 	Resets map[string]int    `json:"resets,omitempty"`
