@@ -152,22 +152,26 @@ func TestReplaySeed2GoesBackToFirstDeathExchangeAndKey(t *testing.T) {
 }
 
 // A message nothing says the origin of is refused with the contract's
-// sentence, never sent somewhere guessed. (ui/cli tests the exit 3 and
-// the lines.)
+// sentence, never sent somewhere guessed; two alike (the same id and
+// body) are two messages, each refused and counted. (ui/cli tests the
+// exit 3 and the lines.)
 func TestReplayRefusesUnknownOrigin(t *testing.T) {
 	ch := brokertest.Channel(t)
 	q := brokertest.Name(t, "dlq")
 	brokertest.DeclareQueue(t, ch, q, nil)
-	brokertest.Publish(t, ch, "", q, amqp.Publishing{MessageId: "lost-1", Body: []byte("x")})
+	lost := amqp.Publishing{MessageId: "lost-1", Body: []byte("x")}
+	brokertest.PublishMany(t, ch, "", q, []amqp.Publishing{lost, lost})
 	s, _ := openSession(t, replay.Config{})
 	res, err := s.Replay(testCtx(t, 60*time.Second), replay.Options{Queue: q, Select: replay.Selector{All: true}})
-	if err != nil || !errors.Is(res.Err(), replay.ErrNotAllDone) || len(res.Failures) != 1 {
-		t.Fatalf("replay: %v, %+v: want lost-1 refused", err, res)
+	if err != nil || !errors.Is(res.Err(), replay.ErrNotAllDone) || res.Failed != 2 || len(res.Failures) != 2 {
+		t.Fatalf("replay: %v, %+v: want both lost-1 refused", err, res)
 	}
-	if f := res.Failures[0]; f.ID != "lost-1" || !strings.HasPrefix(f.Err, retrycore.ErrUnknownOrigin.Error()) || f.Code != replay.CodeUnknownOrigin {
-		t.Errorf("failure %+v: want the refusal sentence for lost-1", f)
+	for _, f := range res.Failures {
+		if f.ID != "lost-1" || !strings.HasPrefix(f.Err, retrycore.ErrUnknownOrigin.Error()) || f.Code != replay.CodeUnknownOrigin {
+			t.Errorf("failure %+v: want the refusal sentence for lost-1", f)
+		}
 	}
-	brokertest.WaitDepth(t, q, 1, 15*time.Second)
+	brokertest.WaitDepth(t, q, 2, 15*time.Second)
 }
 
 // TestManyRefusalsAreCountedNotListed: a parking lot where no message says

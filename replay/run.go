@@ -79,7 +79,11 @@ type run struct {
 	outstanding map[string][]pendingCopy
 	// confirmed: copies removed in the current pass (see pendingCopy.counted).
 	confirmed  confirmedLog
-	failedKeys map[string]int // failed for good in this run: not tried again
+	failedKeys map[string]int // failed for good in an earlier pass of this run: not tried again
+	// failedNow: failed in the current pass, added to failedKeys when it
+	// ends: a second message with the same id and body in the same pass is
+	// another message, tried and counted on its own.
+	failedNow map[string]int
 }
 
 type pendingCopy struct {
@@ -106,6 +110,7 @@ func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progres
 		sent:           map[uint64]struct{}{},
 		outstanding:    map[string][]pendingCopy{},
 		failedKeys:     map[string]int{},
+		failedNow:      map[string]int{},
 	}
 	if ratePerSec > 0 {
 		r.limiter = rate.NewLimiter(rate.Limit(ratePerSec), 1)
@@ -174,6 +179,10 @@ func (r *run) replayIDFor(key string) (string, *pendingCopy) {
 func (r *run) passDone(lost bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for k, n := range r.failedNow {
+		r.failedKeys[k] += n
+	}
+	clear(r.failedNow)
 	if lost {
 		err := r.confirmed.each(func(k string, pc pendingCopy) { r.outstanding[k] = append(r.outstanding[k], pc) })
 		if err != nil {
@@ -201,8 +210,9 @@ func (r *run) owesAny() bool {
 	return len(r.outstanding) > 0
 }
 
-// takeFailed reports (and uses up) a failure of this message earlier in the
-// run: it is not tried again after a reconnect.
+// takeFailed reports (and uses up) a failure of this message in an earlier
+// pass of the run (or an earlier canary step): it is not tried again after
+// a reconnect.
 func (r *run) takeFailed(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -215,7 +225,7 @@ func (r *run) takeFailed(key string) bool {
 
 func (r *run) failedFor(j *job, err error) {
 	r.mu.Lock()
-	r.failedKeys[j.key]++
+	r.failedNow[j.key]++
 	r.mu.Unlock()
 	if r.earlier != nil {
 		r.earlier.add(j.key)
