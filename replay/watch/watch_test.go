@@ -520,6 +520,46 @@ func TestWatchWhoseListingKeepsFailingIsNotReady(t *testing.T) {
 		func() string { _, b := readyz(); return "not ready again once the listing answers: " + b })
 }
 
+// TestWatchKeepsALotWhileItExists: a dead-letter target (no parking-lot
+// name) is watched; when nothing dead-letters into it any more (or a
+// route lookup failed) it stays watched while it exists, so its series
+// and alerts do not vanish and come back; deleted, it is dropped.
+func TestWatchKeepsALotWhileItExists(t *testing.T) {
+	ch := brokertest.Channel(t)
+	target := brokertest.Name(t, "held")
+	brokertest.DeclareQueue(t, ch, target, nil)
+	src := brokertest.Name(t, "work")
+	brokertest.DeclareQueue(t, ch, src, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": target})
+	brokertest.Publish(t, ch, "", target, parked("k-1", "ledger down", time.Now()))
+	var skew atomic.Int64
+	w := startWatch(t, "", watch.Options{Interval: time.Second, ScanInterval: time.Hour, TopGroups: -1,
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	depthOf := func(q string) (float64, bool) {
+		return scrape(t, w.base).value("parkinglot_parked_messages", map[string]string{"vhost": "/", "queue": q})
+	}
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool { d, ok := depthOf(target); return ok && d == 1 },
+		func() string { return target + ", a dead-letter target, is not watched" })
+
+	if _, err := ch.QueueDelete(src, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	later := brokertest.Name(t, "later.dlq") // seen: the listing after the delete ran
+	brokertest.DeclareQueue(t, ch, later, nil)
+	skew.Store(int64(2 * time.Minute))
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool { _, ok := depthOf(later); return ok },
+		func() string { return "no listing found " + later })
+	if d, ok := depthOf(target); !ok || d != 1 {
+		t.Errorf("%s, no longer a dead-letter target but still there: depth %v (exported %v), want 1", target, d, ok)
+	}
+
+	if _, err := ch.QueueDelete(target, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	skew.Store(int64(4 * time.Minute))
+	brokertest.Eventually(t, 30*time.Second, 100*time.Millisecond, func() bool { _, ok := depthOf(target); return !ok },
+		func() string { return target + " deleted is still exported" })
+}
+
 // TestWatchAgeLeavesAHeadOthersTookWhileTheyConsume: a parking lot whose
 // two-hour-old messages another consumer takes (a replay draining it) no
 // longer reports their age while that consumer works on it and the depth

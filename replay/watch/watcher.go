@@ -310,7 +310,10 @@ func (w *Watcher) refreshVhost(ctx context.Context, v *vhostState) {
 }
 
 // discover lists the vhost's parking lots the way `queues` marks them.
-// Queues no longer there (and not named) stop being watched.
+// Queues no longer there (and not named) stop being watched; one still
+// there stays watched even if it is not marked this time (a route lookup
+// that failed can leave a dead-letter target unmarked: its series would
+// vanish and its alert resolve, then page again).
 func (w *Watcher) discover(ctx context.Context, s *replay.Session, v *vhostState, now time.Time) {
 	dctx, cancel := context.WithTimeout(ctx, w.callTimeout())
 	defer cancel()
@@ -330,10 +333,10 @@ func (w *Watcher) discover(ctx context.Context, s *replay.Session, v *vhostState
 	v.listErr = nil
 	found := map[string]bool{}
 	for _, r := range rows {
+		found[r.Name] = true
 		if !r.ParkingLot || r.Type == "stream" {
 			continue
 		}
-		found[r.Name] = true
 		st, ok := v.queues[r.Name]
 		if !ok {
 			st = &queueState{snap: Snapshot{Vhost: v.vhost, Queue: r.Name}}
