@@ -50,6 +50,11 @@ type PassOptions struct {
 	// limit. Without it quorum queues are protected conservatively.
 	Management *Management
 	Logger     *slog.Logger
+	// Alone: begin only if the queue has no consumers (ErrOthersConsume),
+	// asked just before consuming: a pass that does not have to run now (a
+	// watch's scan) must not hold messages another consumer's pass would
+	// then miss.
+	Alone bool
 }
 
 // QueueFacts is what a pass learned about its queue before consuming.
@@ -161,6 +166,10 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	counts, err := readyCounts(ctx, ch, facts)
 	if err != nil {
 		return nil, fmt.Errorf("browse: %w", Explain(err))
+	}
+	if opts.Alone && counts.Consumers > 0 {
+		_ = conn.CloseChannel(ch)
+		return nil, fmt.Errorf("browse %s: %w", opts.Queue, ErrOthersConsume)
 	}
 	ready := counts.Messages
 	facts.Ready = ready

@@ -121,3 +121,36 @@ func TestAPassSaysOtherConsumersHeldWhatItDidNotSee(t *testing.T) {
 	}
 	_ = other.Close()
 }
+
+// TestAPassAskedToRunAloneDoesNotBeginBesideAnotherConsumer: a pass that
+// need not run now (a watch's scan) asks the queue itself for consumers
+// just before it consumes, and takes nothing when there are any.
+func TestAPassAskedToRunAloneDoesNotBeginBesideAnotherConsumer(t *testing.T) {
+	conn := brokertest.Dial(t, "")
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "scanned")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	publishN(t, ch, q, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Alone: true})
+	if err != nil {
+		t.Fatalf("alone on a queue without consumers: %v", err)
+	}
+	if _, err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, q, 5, 10*time.Second)
+
+	other := holdSome(t, q, 2)
+	if p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: q, Alone: true}); !errors.Is(err, broker.ErrOthersConsume) {
+		if p != nil {
+			_, _ = p.Close(ctx)
+		}
+		t.Fatalf("alone beside another consumer: %v, want ErrOthersConsume", err)
+	}
+	if ready, consumers, err := broker.QueueCounts(ch, q); err != nil || ready != 3 || consumers != 1 {
+		t.Errorf("after the refused pass: %d ready, %d consumer(s), %v; want the 3 the other did not hold, its consumer alone", ready, consumers, err)
+	}
+	_ = other.Close()
+}

@@ -34,6 +34,9 @@ type BrowseOptions struct {
 	// keeps what OnBatch gave it, and a 100k-message browse holds one copy
 	// of the summaries (about 50 MB), not two.
 	StreamOnly bool
+	// Alone: list only if the queue has no consumers as the pass begins
+	// (broker.ErrOthersConsume), for a watch's scan.
+	Alone bool
 }
 
 // Browse is what one non-destructive pass found. The pass is closed (every
@@ -70,7 +73,7 @@ func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) 
 	if sel.filter == nil && sel.ids == nil {
 		passLimit = o.Limit // without a filter the pass itself can stop early
 	}
-	p, err := s.openPass(ctx, o.Queue, passLimit)
+	p, err := s.openPassWith(ctx, broker.PassOptions{Queue: o.Queue, Limit: passLimit, Alone: o.Alone})
 	if err != nil {
 		return nil, err
 	}

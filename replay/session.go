@@ -405,6 +405,13 @@ func (e *sentinelError) Unwrap() error { return e.kind }
 // openPass checks the queue and opens a browse pass on the consuming
 // connection.
 func (s *Session) openPass(ctx context.Context, queue string, limit int) (*broker.Pass, error) {
+	return s.openPassWith(ctx, broker.PassOptions{Queue: queue, Limit: limit})
+}
+
+// openPassWith is openPass with the pass's options (Management and Logger
+// are the session's).
+func (s *Session) openPassWith(ctx context.Context, o broker.PassOptions) (*broker.Pass, error) {
+	queue := o.Queue
 	for attempt := 1; ; attempt++ {
 		conn, err := s.consumer(ctx)
 		if err != nil {
@@ -412,7 +419,8 @@ func (s *Session) openPass(ctx context.Context, queue string, limit int) (*broke
 		}
 		if err = s.checkQueue(ctx, conn, queue); err == nil {
 			var p *broker.Pass
-			p, err = broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Limit: limit, Management: s.optionalManagement(ctx), Logger: s.log})
+			o.Management, o.Logger = s.optionalManagement(ctx), s.log
+			p, err = broker.OpenPass(ctx, conn, o)
 			if err == nil {
 				return p, nil
 			}

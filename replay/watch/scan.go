@@ -2,8 +2,10 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
@@ -90,7 +92,9 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	counts, oldest := map[string]int64{}, map[string]time.Time{}
 	var seen int64
 	var first replay.Summary
-	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, StreamOnly: true, OnBatch: func(batch []replay.Summary) {
+	// Alone: the consumer count the scan was chosen by can be seconds old
+	// (the management API's); the pass asks the queue itself.
+	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, StreamOnly: true, Alone: true, OnBatch: func(batch []replay.Summary) {
 		if seen == 0 && len(batch) > 0 {
 			first = batch[0]
 		}
@@ -118,6 +122,13 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	busy.busy = false
 	busy.scans++
 	st := v.queues[queue]
+	if errors.Is(err, broker.ErrOthersConsume) {
+		if st != nil { // not an error: tried again once the others are gone
+			st.others = true
+			st.scanFrom = now.Add(-w.o.ScanInterval + w.o.Interval)
+		}
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.errors[ErrScan]++
