@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
 )
 
 // arrival is a run of messages the watch first saw at one time.
@@ -108,15 +110,29 @@ func (h *headAges) observe(id string, parkedAt, now time.Time) (time.Time, bool)
 // every scrape fail.
 func topGroups(counts map[string]int64, oldest map[string]time.Time, top int) []GroupCount {
 	out := make([]GroupCount, 0, len(counts))
+	// A group is a label Prometheus stores and alerts carry: credentials a
+	// handler's error quoted (a database URL) are masked, and groups that
+	// differ only by them are one.
+	at := make(map[string]int, len(counts))
 	for g, n := range counts {
-		at := oldest[g]
+		t := oldest[g]
 		switch g {
 		case "":
 			g = GroupNone
 		case GroupNone, GroupOther:
 			g = strconv.Quote(g)
+		default:
+			g = broker.RedactText(g)
 		}
-		out = append(out, GroupCount{Group: g, Count: n, OldestParkedAt: at})
+		if i, ok := at[g]; ok {
+			out[i].Count += n
+			if o := out[i].OldestParkedAt; o.IsZero() || (!t.IsZero() && t.Before(o)) {
+				out[i].OldestParkedAt = t
+			}
+			continue
+		}
+		at[g] = len(out)
+		out = append(out, GroupCount{Group: g, Count: n, OldestParkedAt: t})
 	}
 	sortGroups(out)
 	if top < 0 {

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -144,5 +145,26 @@ func TestTopGroupsKeepEachGroupsOldestParkedTime(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%v\nwant %v", got, want)
+	}
+}
+
+// TestTopGroupsMaskCredentials: a group is a label Prometheus stores and
+// alerts carry, so a password a handler's error quoted is masked, and two
+// groups that differ only by it are one (two series with one label set
+// would fail the scrape).
+func TestTopGroupsMaskCredentials(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	counts := map[string]int64{
+		"connect postgres://app:S3cret@db/app: refused": 2,
+		"connect postgres://app:0ther@db/app: refused":  1,
+		"ledger down": 1,
+	}
+	oldest := map[string]time.Time{"connect postgres://app:S3cret@db/app: refused": t0.Add(time.Minute), "connect postgres://app:0ther@db/app: refused": t0}
+	got := topGroups(counts, oldest, 5)
+	if len(got) != 2 || got[0].Count != 3 || !got[0].OldestParkedAt.Equal(t0) || got[1].Group != "ledger down" {
+		t.Fatalf("%v, want the two connect groups as one of 3 (oldest %v), then ledger down", got, t0)
+	}
+	if g := got[0].Group; strings.Contains(g, "S3cret") || strings.Contains(g, "0ther") || !strings.Contains(g, "postgres://app:") {
+		t.Errorf("group %q, want the URL with its password masked", g)
 	}
 }
