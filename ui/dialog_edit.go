@@ -21,6 +21,8 @@ type editAction struct {
 	route routePart
 	id    string
 	draft *EditDraft
+	// closed: the dialog is gone; a draft still on its way is thrown away.
+	closed bool
 }
 
 func newEditDialog(c *common, queue, id string) *dialog {
@@ -45,6 +47,13 @@ func (a *editAction) update(d *dialog, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case editReadyMsg:
 		if msg.d != d {
+			return nil, true
+		}
+		if a.closed {
+			// Cancelled while it was prepared: the file holds the body.
+			if msg.draft != nil {
+				d.c.backend.DiscardEdit(msg.draft)
+			}
 			return nil, true
 		}
 		if msg.err != nil {
@@ -72,6 +81,10 @@ func (a *editAction) update(d *dialog, msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		case d.state == dlgDone && a.draft != nil && key.Matches(msg, k.EditAgain):
 			return a.openEditor(d), true
+		case d.state == dlgDone && a.draft != nil && key.Matches(msg, k.Confirm, k.Close):
+			// Enter closes a finished dialog, which would throw the kept
+			// edit away: only esc does that, as the help says.
+			return nil, true
 		}
 	}
 	return nil, false
@@ -143,6 +156,7 @@ func (a *editAction) errorText(d *dialog) (string, bool) {
 }
 
 func (a *editAction) discard(d *dialog) {
+	a.closed = true
 	if a.draft != nil {
 		d.c.backend.DiscardEdit(a.draft)
 		a.draft = nil

@@ -33,6 +33,26 @@ import (
 // waiting for an answer included).
 func (d *dialog) active() bool { return d.state == dlgRunning || d.state == dlgCanaryAsk }
 
+// cancelJob stops a job as its dialog would: a running one as its cancel
+// key does, one waiting at a canary's question as answering stop does (the
+// rest stay parked). It reports whether there was anything to stop.
+func (d *dialog) cancelJob() bool {
+	switch {
+	case d.state == dlgCanaryAsk:
+		r, ok := d.act.(*replayAction)
+		if !ok {
+			return false
+		}
+		r.cn.reply(d, false)
+		return true
+	case d.state == dlgRunning && d.run != nil && !d.cancelling:
+		d.cancelling = true
+		d.run.cancel()
+		return true
+	}
+	return false
+}
+
 // jobOn is the running job acting on queue, nil when none.
 func (m *Model) jobOn(queue string) *dialog {
 	for _, j := range m.jobs {

@@ -54,11 +54,15 @@ func (s *jobsScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		j := jobs[s.cursor]
 		return s, func() tea.Msg { return showJobMsg{j} }
 	case key.Matches(km, k.CancelJob):
-		if j := jobs[s.cursor]; j.state == dlgRunning && j.run != nil && !j.cancelling {
-			j.cancelling = true
-			j.run.cancel()
-			return s, status(statusInfo, "cancelling the "+j.act.name()+" of "+j.queue+": what is in flight is confirmed or stays parked")
+		j := jobs[s.cursor]
+		asked := j.state == dlgCanaryAsk
+		if !j.cancelJob() {
+			return s, nil
 		}
+		if asked {
+			return s, status(statusInfo, "stopping the "+j.act.name()+" of "+j.queue+" after its canary step: the rest stay parked")
+		}
+		return s, status(statusInfo, "cancelling the "+j.act.name()+" of "+j.queue+": what is in flight is confirmed or stays parked")
 	}
 	return s, nil
 }

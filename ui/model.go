@@ -187,6 +187,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dialog = msg.d
 		m.dialog.setWidth(m.c.width)
 		return m, m.dialog.Init()
+	case editReadyMsg:
+		if m.dialog != msg.d && !slices.Contains(m.jobs, msg.d) {
+			// Its dialog closed while the draft was prepared: nobody else
+			// would remove the file, which holds the message's body.
+			if msg.draft != nil {
+				m.c.backend.DiscardEdit(msg.draft)
+			}
+			return m, nil
+		}
 	case backgroundMsg:
 		return m, m.background(msg.d)
 	case showJobMsg:
