@@ -280,6 +280,12 @@ func (r *run) leftovers() {
 	}
 }
 
+// readAhead is how many jobs the producer prepares ahead of the publish
+// loop. After a lost consuming connection those already prepared are still
+// sent, and their parked copies cannot be acked: with the window, the most
+// duplicates one fault makes.
+const readAhead = 256
+
 // produce feeds jobs into the channel; it returns when done or on error.
 type producer func(ctx context.Context, jobs chan<- *job) error
 
@@ -289,7 +295,7 @@ type producer func(ctx context.Context, jobs chan<- *job) error
 func (r *run) execute(ctx context.Context, pub *publisher, produce producer) error {
 	var open atomic.Int64
 	com := newCommitter(r, r.kind, &open)
-	jobs := make(chan *job, 256)
+	jobs := make(chan *job, readAhead)
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	perr := make(chan error, 1)
