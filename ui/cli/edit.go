@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/editor"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
@@ -89,11 +90,7 @@ func editRun(ctx context.Context, opts *EditOptions) error {
 		fmt.Fprintln(io.ErrOut, "note: the body is unchanged")
 	}
 	if !opts.Yes {
-		to := "its origin"
-		if d.Summary.Origin != nil {
-			to = format.Destination(d.Summary.Origin.Destination)
-		}
-		fmt.Fprintf(io.Out, "replay the edited %s (%d bytes) → %s\n", d.ID, len(body), to)
+		fmt.Fprintf(io.Out, "replay the edited %s (%d bytes) → %s\n", format.Name(d.ID), len(body), editDestination(d.Summary, o))
 		if err := confirm(ctx, f); err != nil {
 			return err
 		}
@@ -102,4 +99,22 @@ func editRun(ctx context.Context, opts *EditOptions) error {
 		o.Progress = progress
 		return s.FinishEdit(ctx, d, o)
 	})
+}
+
+// editDestination is where the edited copy goes, worded as a replay
+// plan's items are: --to, the queue that failed (--target queue), or the
+// origin, each with why.
+func editDestination(sum replay.Summary, o replay.Options) string {
+	switch {
+	case o.To != nil:
+		return format.Destination(*o.To) + "  (" + retrycore.SourceOverride + ")"
+	case o.Target == replay.TargetQueue:
+		if sum.Origin == nil || sum.Origin.Queue == "" {
+			return "? (the queue it failed in is not known; it would stay parked)"
+		}
+		return format.Destination(retrycore.Destination{RoutingKey: sum.Origin.Queue}) + "  (" + replay.SourceTargetQueue + ")"
+	case sum.Origin != nil:
+		return format.Destination(sum.Origin.Destination) + "  (" + sum.Origin.Source + ")"
+	}
+	return "its origin"
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui/format"
@@ -26,15 +27,33 @@ type SummaryTable struct {
 	Width int // terminal width; 0: 120
 	Now   time.Time
 	head  bool
+	idW   int // the ID column's width, set by the first batch (idColumn)
 }
 
 const (
-	colID       = 28
 	colAge      = 7
 	colAttempts = 8
 	colBack     = 7 // "2 other" (format.CameBackShort)
 	colOrigin   = 36
+	// colID is the narrowest ID column: a UUID, the longest common
+	// message_id, fits it.
+	colID = 36
 )
+
+// idColumn is the width of an ID column whose first rows hold ids: colID,
+// or the widest of them. An id is never cut (it is pasted into show and
+// --id); one wider than the column still comes whole and its row's error
+// gives up the cells, so the line keeps its width.
+func idColumn(ids ...string) int {
+	w := colID
+	for _, id := range ids {
+		w = max(w, fmtWidth(id))
+	}
+	return w
+}
+
+// fmtWidth is how wide fmt's %-*s counts s: in runes.
+func fmtWidth(s string) int { return utf8.RuneCountInString(s) }
 
 // Write prints the header (once) and the rows.
 func (t *SummaryTable) Write(sums []replay.Summary) error {
@@ -42,13 +61,14 @@ func (t *SummaryTable) Write(sums []replay.Summary) error {
 	if width <= 0 {
 		width = 120
 	}
-	errW := width - colID - colAge - colAttempts - colBack - colOrigin - 5
-	if errW < 20 {
-		errW = 20
-	}
 	if !t.head {
 		t.head = true
-		if _, err := fmt.Fprintf(t.W, "%-*s %-*s %*s %-*s %-*s %s\n", colID, "ID", colAge, "AGE", colAttempts, "ATTEMPTS", colBack, "BACK", colOrigin, "ORIGIN", "ERROR"); err != nil {
+		ids := make([]string, len(sums))
+		for i, s := range sums {
+			ids[i] = format.Name(s.ID)
+		}
+		t.idW = idColumn(ids...)
+		if _, err := fmt.Fprintf(t.W, "%-*s %-*s %*s %-*s %-*s %s\n", t.idW, "ID", colAge, "AGE", colAttempts, "ATTEMPTS", colBack, "BACK", colOrigin, "ORIGIN", "ERROR"); err != nil {
 			return err
 		}
 	}
@@ -58,8 +78,10 @@ func (t *SummaryTable) Write(sums []replay.Summary) error {
 	}
 	var b strings.Builder
 	for _, s := range sums {
+		id := format.Name(s.ID)
+		errW := max(width-max(fmtWidth(id), t.idW)-colAge-colAttempts-colBack-colOrigin-5, 20)
 		fmt.Fprintf(&b, "%-*s %-*s %*d %-*s %-*s %s\n",
-			colID, format.Cut(s.ID, colID), colAge, format.Age(s.Age(now)), colAttempts, s.Facts.Attempts,
+			t.idW, id, colAge, format.Age(s.Age(now)), colAttempts, s.Facts.Attempts,
 			colBack, format.CameBackShort(s.Facts),
 			colOrigin, format.Cut(FormatOrigin(s), colOrigin), format.Cut(format.OneLine(s.Facts.Error), errW))
 	}
@@ -90,14 +112,14 @@ func WritePlan(w io.Writer, p replay.Plan, maxItems int) error {
 	}
 	listUpTo(&b, len(p.Items), chosen, maxItems, "", func(i int) string {
 		it := p.Items[i]
-		return fmt.Sprintf("%s → %s  (%s)", it.ID, format.Destination(it.Destination), it.Source)
+		return fmt.Sprintf("%s → %s  (%s)", format.Name(it.ID), format.Destination(it.Destination), it.Source)
 	})
 	listUpTo(&b, len(p.Refused), refused, maxItems, " refused", func(i int) string {
-		return fmt.Sprintf("refused %s: %s", p.Refused[i].ID, p.Refused[i].Err)
+		return fmt.Sprintf("refused %s: %s", format.Name(p.Refused[i].ID), format.OneLine(p.Refused[i].Err))
 	})
 	missing := max(p.MissingCount, len(p.Missing)) // PlanEach keeps only the first
 	listUpTo(&b, len(p.Missing), missing, maxItems, " not found", func(i int) string {
-		return "not found: " + p.Missing[i]
+		return "not found: " + format.Name(p.Missing[i])
 	})
 	for _, n := range format.Notes(p.Notes) {
 		fmt.Fprintf(&b, "  note: %s\n", n)
@@ -136,7 +158,7 @@ func WriteResult(w io.Writer, verb string, r replay.Result) error {
 		fmt.Fprintf(&b, "reset: %s\n", format.Resets(r.Resets))
 	}
 	for _, f := range r.Failures {
-		fmt.Fprintf(&b, "not done: %s: %s\n", f.ID, f.Err)
+		fmt.Fprintf(&b, "not done: %s: %s\n", format.Name(f.ID), format.OneLine(f.Err))
 	}
 	if r.Failed > len(r.Failures) {
 		fmt.Fprintf(&b, "… and %d more not done (-o json reports each as it happens)\n", r.Failed-len(r.Failures))

@@ -52,11 +52,11 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 	}
 	var b strings.Builder
 	f := s.Facts
-	fmt.Fprintf(&b, "Message   %s  in %s\n", s.ID, queue)
+	fmt.Fprintf(&b, "Message   %s  in %s\n", format.Name(s.ID), format.Name(queue))
 	if s.Origin != nil {
 		fmt.Fprintf(&b, "Origin    %s  (%s)\n", format.Destination(s.Origin.Destination), s.Origin.Source)
 		if s.Origin.Queue != "" {
-			fmt.Fprintf(&b, "Failed in %s\n", s.Origin.Queue)
+			fmt.Fprintf(&b, "Failed in %s\n", format.Name(s.Origin.Queue))
 		}
 	} else {
 		fmt.Fprintf(&b, "Origin    ? %s\n", format.OneLine(s.OriginErr))
@@ -75,7 +75,7 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 	if !s.ParkedAt.IsZero() {
 		fmt.Fprintf(&b, "Parked    %s (%s ago)", format.Time(s.ParkedAt), format.Age(s.Age(now)))
 		if f.FailureKind != "" {
-			fmt.Fprintf(&b, "  %s", f.FailureKind)
+			fmt.Fprintf(&b, "  %s", format.Name(f.FailureKind))
 		}
 		b.WriteString("\n")
 	}
@@ -113,7 +113,7 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 			b.WriteString("  " + line + "\n")
 		}
 	}
-	fmt.Fprintf(&b, "\nBody (%s, %d bytes)\n", orDash(m.Properties.ContentType), len(m.Body))
+	fmt.Fprintf(&b, "\nBody (%s, %d bytes)\n", orDash(format.Name(m.Properties.ContentType)), len(m.Body))
 	b.WriteString(FormatBody(m.Body, m.Properties.ContentType, ShowBodyLimit))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -126,9 +126,12 @@ func orDash(s string) string {
 	return s
 }
 
+// writeProperties prints the properties; their values are the
+// producer's, so each is escaped (format.Name) before it reaches a
+// terminal.
 func writeProperties(b *strings.Builder, p broker.Properties) {
 	for _, f := range format.Properties(p) {
-		fmt.Fprintf(b, "  %-17s %s\n", f.Name, f.Value)
+		fmt.Fprintf(b, "  %-17s %s\n", f.Name, format.Name(f.Value))
 	}
 }
 
@@ -192,24 +195,25 @@ func writeDeaths(b *strings.Builder, f retrycore.Facts) {
 		if !d.Time.IsZero() {
 			when = format.Time(d.Time)
 		}
-		fmt.Fprintf(b, "  %s  %-14s %s", when, d.Reason, d.Queue)
+		// x-death's strings are any bytes a producer sent.
+		fmt.Fprintf(b, "  %s  %-14s %s", when, format.Name(d.Reason), format.Name(d.Queue))
 		if d.Exchange != "" || len(d.RoutingKeys) > 0 {
-			ex := d.Exchange
-			if ex == "" {
-				ex = "(default)"
+			keys := make([]string, len(d.RoutingKeys))
+			for i, k := range d.RoutingKeys {
+				keys[i] = format.Name(k)
 			}
-			fmt.Fprintf(b, "  via %s [%s]", ex, strings.Join(d.RoutingKeys, ", "))
+			fmt.Fprintf(b, "  via %s [%s]", orDefault(d.Exchange), strings.Join(keys, ", "))
 		}
 		if d.Count > 1 {
 			fmt.Fprintf(b, "  ×%d", d.Count)
 		}
 		if d.OriginalExpiration != "" {
-			fmt.Fprintf(b, "  expiration %sms", d.OriginalExpiration)
+			fmt.Fprintf(b, "  expiration %sms", format.Name(d.OriginalExpiration))
 		}
 		b.WriteString("\n")
 	}
 	if fd := f.FirstDeath; fd.Queue != "" {
-		fmt.Fprintf(b, "  first death: %s in %s (exchange %s)\n", fd.Reason, fd.Queue, orDefault(fd.Exchange))
+		fmt.Fprintf(b, "  first death: %s in %s (exchange %s)\n", format.Name(fd.Reason), format.Name(fd.Queue), orDefault(fd.Exchange))
 	}
 }
 
@@ -217,7 +221,7 @@ func orDefault(ex string) string {
 	if ex == "" {
 		return "(default)"
 	}
-	return ex
+	return format.Name(ex)
 }
 
 // FormatBody renders a body for people, by the rule of format.ClassifyBody:

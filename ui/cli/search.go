@@ -95,7 +95,7 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 	var (
 		mu   sync.Mutex
 		werr error
-		head bool
+		idW  int // the ID column's width, set by the first match (idColumn)
 	)
 	width := opts.IOStreams.Width()
 	if width <= 0 {
@@ -113,11 +113,12 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 				werr = WriteJSONLines(out, []replay.SearchMatch{{Queue: queue, Summary: sum}})
 				return
 			}
-			if !head {
-				head = true
-				_, werr = fmt.Fprintln(out, searchRow(width, "QUEUE", "ID", "AGE", "ERROR"))
+			id := format.Name(sum.ID)
+			if idW == 0 {
+				idW = idColumn(id)
+				_, werr = fmt.Fprintln(out, searchRow(width, idW, "QUEUE", "ID", "AGE", "ERROR"))
 			}
-			_, werr = fmt.Fprintln(out, searchRow(width, queue, sum.ID, format.Age(sum.Age(now())), format.OneLine(sum.Facts.Error)))
+			_, werr = fmt.Fprintln(out, searchRow(width, idW, format.Name(queue), id, format.Age(sum.Age(now())), format.OneLine(sum.Facts.Error)))
 		}})
 	if werr != nil {
 		return werr
@@ -138,10 +139,11 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 	return err
 }
 
-func searchRow(width int, queue, id, age, errText string) string {
-	const colQueue, colID, colAge = 28, 20, 6
-	errW := max(width-colQueue-colID-colAge-3, 10)
-	return fmt.Sprintf("%-*s %-*s %-*s %s", colQueue, format.Cut(queue, colQueue), colID, format.Cut(id, colID),
+// searchRow is one row of search's table; the id comes whole (idColumn).
+func searchRow(width, idW int, queue, id, age, errText string) string {
+	const colQueue, colAge = 28, 6
+	errW := max(width-colQueue-max(fmtWidth(id), idW)-colAge-3, 10)
+	return fmt.Sprintf("%-*s %-*s %-*s %s", colQueue, format.Cut(queue, colQueue), idW, id,
 		colAge, age, format.Cut(errText, errW))
 }
 
