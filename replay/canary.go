@@ -162,9 +162,19 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 	// step that fails after that step's wait comes back in a later one's
 	// and stops the run as well.
 	watched := map[string]bool{}
+	// left is what o.Limit lets the steps and the rest still send.
+	left := func() int {
+		if o.Limit <= 0 {
+			return 0
+		}
+		return max(o.Limit-total.sent, 0)
+	}
 	for i, n := range o.Steps {
+		if o.Limit > 0 && left() == 0 {
+			return total, steps, nil
+		}
 		step := o.Options
-		step.limit, step.earlier = n, earlier
+		step.limit, step.earlier, step.Limit = n, earlier, left()
 		rids := map[string]bool{}
 		base := total.Done + total.Failed // counted on from the steps before
 		step.Progress = func(e Event) {
@@ -236,8 +246,11 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 			return total, steps, ErrCanaryStopped
 		}
 	}
+	if o.Limit > 0 && left() == 0 {
+		return total, steps, nil
+	}
 	rest := o.Options
-	rest.earlier = earlier
+	rest.earlier, rest.Limit = earlier, left()
 	if progress != nil {
 		base := total.Done + total.Failed
 		rest.Progress = func(e Event) {
@@ -324,6 +337,7 @@ func add(total *Result, res Result) {
 	total.Done += res.Done
 	total.Failed += res.Failed
 	total.notFound += res.notFound
+	total.sent += res.sent
 	total.Skipped += res.Skipped
 	total.Failures = append(total.Failures, res.Failures[:min(len(res.Failures), max(MaxListedFailures-len(total.Failures), 0))]...)
 	for k, v := range res.Resets {

@@ -262,3 +262,21 @@ func failsLate(t *testing.T, ch *amqp.Channel, dest, park string) {
 	brokertest.PublishMany(t, ch, "", park, []amqp.Publishing{{MessageId: d.MessageId, Body: d.Body, Headers: d.Headers}})
 	brokertest.WaitDepth(t, park, 3, 10*time.Second)
 }
+
+// TestCanaryKeepsToTheCountConfirmed: a canary bounded by Limit (the
+// count a person confirmed) sends no more across its steps and the rest;
+// the message parked last stays.
+func TestCanaryKeepsToTheCountConfirmed(t *testing.T) {
+	ch, park, dest := threeParked(t)
+	s, _ := openSession(t, replay.Config{})
+	o := canaryOf(park, replay.Selector{All: true}, 1)
+	o.Limit = 2
+	res, steps, err := s.Canary(testCtx(t, time.Minute), o)
+	if err != nil || res.Done != 2 || len(steps) != 1 {
+		t.Fatalf("a canary of 1 bounded by 2: %+v, steps %+v, %v; want 2 done", res, steps, err)
+	}
+	if got := brokertest.Drain(t, ch, park); len(got) != 1 || got[0].MessageId != "m-2" {
+		t.Errorf("%s after: %d message(s), want m-2 alone", park, len(got))
+	}
+	brokertest.WaitDepth(t, dest, 2, 10*time.Second)
+}

@@ -12,6 +12,9 @@ import (
 type DeleteOptions struct {
 	Queue    string
 	Select   Selector
+	// Limit, when > 0, is how many messages are removed at most: the count
+	// a person confirmed (new ones arrive at the back).
+	Limit    int
 	Progress func(Event)
 }
 
@@ -41,7 +44,7 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 	}
 	t := newTally(o.Progress)
 	rm := &remover{audit: audit, tally: t, kind: EventDeleted, entry: AuditEntry{Action: "delete", Queue: o.Queue}}
-	err = s.deletePass(ctx, p, o.Queue, sel, rm)
+	err = s.deletePass(ctx, p, o.Queue, sel, rm, o.Limit)
 	if ferr := rm.flush(); err == nil {
 		err = ferr
 	}
@@ -49,12 +52,17 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 	return t.finish(), err
 }
 
-func (s *Session) deletePass(ctx context.Context, p *broker.Pass, queue string, sel *selection, rm *remover) error {
+func (s *Session) deletePass(ctx context.Context, p *broker.Pass, queue string, sel *selection, rm *remover, limit int) error {
 	w := walk{queue: queue, sel: sel, q: s.originQuery(ctx, queue, nil), skip: func(id string, err error) { rm.tally.skipped(id, err.Error()) }}
+	n := 0
 	for c, err := range w.chosen(ctx, p) {
 		if err != nil {
 			return err
 		}
+		if sel.reached(n, limit) { // one more than the limit: the rest is given back
+			return nil
+		}
+		n++
 		rm.tally.chosen(c.id)
 		if err := rm.add(c.held, c.id); err != nil {
 			return err

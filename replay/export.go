@@ -25,7 +25,10 @@ type ExportOptions struct {
 	Out  io.Writer
 	// Remove acks each message only after its line was written and the
 	// file fsynced, and its audit entry is on disk (needs File).
-	Remove   bool
+	Remove bool
+	// Limit, when > 0, is how many messages are exported at most: the
+	// count a person confirmed (new ones arrive at the back).
+	Limit    int
 	Progress func(Event)
 }
 
@@ -87,7 +90,7 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 		rm = &remover{audit: audit, tally: t, kind: EventExported, before: sync,
 			entry: AuditEntry{Action: "export-remove", Queue: o.Queue, File: abs}}
 	}
-	err = s.exportPass(ctx, p, o.Queue, sel, w, rm, t)
+	err = s.exportPass(ctx, p, o.Queue, sel, w, rm, t, o.Limit)
 	if rm != nil {
 		if ferr := rm.flush(); err == nil {
 			err = ferr
@@ -123,7 +126,8 @@ func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
 	return f, f, nil
 }
 
-func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, t *tally) error {
+func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, t *tally, limit int) error {
+	n := 0
 	now := time.Now()
 	qjson, _ := json.Marshal(queue)
 	wk := walk{queue: queue, sel: sel, q: s.originQuery(ctx, queue, nil), skip: func(id string, err error) { t.skipped(id, err.Error()) }}
@@ -131,6 +135,10 @@ func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, 
 		if err != nil {
 			return err
 		}
+		if sel.reached(n, limit) { // one more than the limit: the rest is given back
+			return nil
+		}
+		n++
 		h, id := c.held, c.id
 		t.chosen(id)
 		msg, err := h.Message.MarshalJSON() // not json.Marshal: its error would name Go types

@@ -37,6 +37,10 @@ type Options struct {
 	// Run is the replay run's id (x-replay-run, the audit log's run);
 	// NewRunID() when empty. A canary's steps share one.
 	Run string
+	// Limit, when > 0, is how many messages the run sends at most: the
+	// count a person confirmed in a plan, so that messages parked since do
+	// not go with them (new ones arrive at the back).
+	Limit int
 
 	// limit, when > 0, is how many messages the run sends at most: a
 	// canary step, the first N of the selection. A message that cannot be
@@ -136,7 +140,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	if r.runID == "" {
 		r.runID = NewRunID()
 	}
-	r.limit = o.limit
+	r.limit = bound(o.limit, o.Limit)
 	if o.earlier != nil {
 		r.earlier, r.failedKeys, r.seed, r.sent = o.earlier, o.earlier.counts(), o.earlier.seed, o.earlier.sent
 	}
@@ -148,7 +152,16 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	r.leftovers()
 	res := r.tally.finish()
 	res.Run = r.runID
+	res.sent = r.sentN
 	return res, err
+}
+
+// bound is the tighter of two limits (0: none).
+func bound(a, b int) int {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // prepareFunc turns a chosen parked message into the job that publishes

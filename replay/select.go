@@ -22,6 +22,19 @@ type selection struct {
 	found  store.BitSet
 	all    bool
 	filter *Filter
+	// capped: the action stopped at its limit; ids it did not reach are
+	// not missing.
+	capped bool
+}
+
+// reached reports, for a message chosen after n others, whether n reach
+// limit (0: none), and marks the selection capped when they do: there was
+// more than the limit.
+func (s *selection) reached(n, limit int) bool {
+	if limit > 0 && n >= limit {
+		s.capped = true
+	}
+	return s.capped
 }
 
 // newSelection checks a Selector: exactly one of IDs (or Chosen), All and
@@ -129,7 +142,7 @@ func closePass(ctx context.Context, p *broker.Pass, t *tally, sel *selection, qu
 // reportMissing reports each requested id no pass found as not
 // done: it is not in the queue.
 func reportMissing(sel *selection, t *tally, queue string) error {
-	if sel.ids == nil {
+	if sel.ids == nil || sel.capped {
 		return nil
 	}
 	for i := range sel.ids.Len() {

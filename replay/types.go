@@ -118,6 +118,8 @@ type Result struct {
 	// notFound: of Failed, the requested ids no pass found (a canary step
 	// that found none of its messages tested nothing, and failed nothing).
 	notFound int
+	// sent: the new messages the run sent (its limit counts them).
+	sent int
 	// Resets counts, per retry counter, the copies sent with it reset
 	// (a fresh retry budget in every convention: Transform).
 	Resets map[string]int    `json:"resets,omitempty"`

@@ -49,12 +49,13 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 		return err
 	}
 	defer s.Close()
+	limit := 0
 	if !opts.Yes {
-		if err := previewRemoval(ctx, f, s, "delete", opts.Queue, opts.Select); err != nil {
+		if limit, err = previewRemoval(ctx, f, s, "delete", opts.Queue, opts.Select); err != nil {
 			return err
 		}
 	}
 	return runAndReportLeft(ctx, f, f.IOStreams.Out, "deleted", stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
-		return s.Delete(ctx, replay.DeleteOptions{Queue: opts.Queue, Select: opts.Select, Progress: progress})
+		return s.Delete(ctx, replay.DeleteOptions{Queue: opts.Queue, Select: opts.Select, Limit: limit, Progress: progress})
 	})
 }

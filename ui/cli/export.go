@@ -59,8 +59,9 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 		return err
 	}
 	defer s.Close()
+	limit := 0
 	if opts.Remove && !opts.Yes {
-		if err := previewRemoval(ctx, f, s, "export to "+opts.File+" and remove", opts.Queue, opts.Select); err != nil {
+		if limit, err = previewRemoval(ctx, f, s, "export to "+opts.File+" and remove", opts.Queue, opts.Select); err != nil {
 			return err
 		}
 	}
@@ -73,7 +74,7 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 		verb = "exported and removed"
 	}
 	err = runAndReportLeft(ctx, f, report, verb, stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
-		return s.Export(ctx, replay.ExportOptions{Queue: opts.Queue, Select: opts.Select, File: opts.File, Out: io.Out, Remove: opts.Remove, Progress: progress})
+		return s.Export(ctx, replay.ExportOptions{Queue: opts.Queue, Select: opts.Select, File: opts.File, Out: io.Out, Remove: opts.Remove, Limit: limit, Progress: progress})
 	})
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%w; choose another --file", err)

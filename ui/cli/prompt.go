@@ -66,8 +66,10 @@ func showPlan(ctx context.Context, f *Factory, s Session, o replay.Options) (rep
 	return p, WritePlan(f.IOStreams.Out, hintPlan(p), previewRows)
 }
 
-// previewRemoval lists what a removing command would take, and asks.
-func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue string, sel replay.Selector) error {
+// previewRemoval lists what a removing command would take, and asks. It
+// returns how many it listed: the run takes no more (the count the person
+// agreed to; messages parked since arrive after them).
+func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue string, sel replay.Selector) (int, error) {
 	out := f.IOStreams.Out
 	// Streamed: a preview of a million messages holds one batch at a time.
 	// A person sees the first previewRows rows and the count; -o json gets
@@ -92,10 +94,10 @@ func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue stri
 			}
 		}})
 	if err != nil {
-		return cliErr(err)
+		return 0, cliErr(err)
 	}
 	if werr != nil {
-		return werr
+		return 0, werr
 	}
 	if !f.JSON() {
 		more := ""
@@ -104,7 +106,7 @@ func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue stri
 		}
 		fmt.Fprintf(out, "%s %d message(s) from %s%s\n", verb, n, queue, more)
 	}
-	return confirm(ctx, f)
+	return n, confirm(ctx, f)
 }
 
 // previewRows is how many messages a removal's preview lists on a terminal.

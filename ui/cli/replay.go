@@ -125,6 +125,9 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 		if err := confirm(ctx, f); err != nil {
 			return err
 		}
+		// What the person agreed to: messages parked since arrive after
+		// these and are not sent with them.
+		o.Limit = plan.Chosen
 	}
 	if len(opts.Canary.steps) > 0 {
 		return canaryRun(ctx, f, s, o, &opts.Canary)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -310,4 +311,58 @@ func TestPromptAnswersInATerminal(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestAYesActsOnTheCountItWasShown: messages parked while the prompt
+// waits are not taken with the ones it showed (a lot fills during an
+// incident): "y" to 3 replays, deletes or exports 3, the first, and the 2
+// parked since stay.
+func TestAYesActsOnTheCountItWasShown(t *testing.T) {
+	for _, pc := range promptCases {
+		switch pc.name {
+		case "replay", "delete", "export-remove":
+		default:
+			continue
+		}
+		t.Run(pc.name, func(t *testing.T) {
+			t.Parallel()
+			ch := brokertest.Channel(t)
+			park := brokertest.Name(t, "parking-lot")
+			dest := brokertest.Name(t, "dest")
+			brokertest.DeclareQueue(t, ch, park, nil)
+			brokertest.DeclareQueue(t, ch, dest, nil)
+			publish := func(from, to int) {
+				for i := from; i <= to; i++ {
+					brokertest.Publish(t, ch, "", park, amqp.Publishing{MessageId: fmt.Sprintf("m%d", i), Body: []byte(fmt.Sprintf(`{"n":%d}`, i))})
+				}
+				brokertest.WaitDepth(t, park, to, 10*time.Second)
+			}
+			publish(1, 3)
+			dir := t.TempDir()
+			tm := startTerminal(t, []string{"XDG_CONFIG_HOME=" + dir, "HOME=" + dir}, pc.args(t, park, dest, dir)...)
+			tm.waitFor("proceed? [y/N]")
+			publish(4, 5) // parked while the person reads
+			tm.send("y\r")
+			if code, out := tm.exit(); code != 0 {
+				t.Fatalf("exit %d; the terminal showed:\n%s", code, out)
+			}
+			if got := messageIDs(brokertest.Drain(t, ch, park)); !slices.Equal(got, []string{"m4", "m5"}) {
+				t.Errorf("%s after yes to 3: %v, want the 2 parked since", park, got)
+			}
+			if pc.name == "replay" {
+				if got := messageIDs(brokertest.Drain(t, ch, dest)); !slices.Equal(got, []string{"m1", "m2", "m3"}) {
+					t.Errorf("%s after yes to 3: %v, want m1–m3", dest, got)
+				}
+			}
+		})
+	}
+}
+
+// messageIDs are the deliveries' message ids, in order.
+func messageIDs(ds []amqp.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.MessageId
+	}
+	return out
 }
