@@ -10,8 +10,8 @@ import (
 
 // DeleteOptions say which messages to remove from a parking lot.
 type DeleteOptions struct {
-	Queue    string
-	Select   Selector
+	Queue  string
+	Select Selector
 	// Limit, when > 0, is how many messages are removed at most: the count
 	// a person confirmed (new ones arrive at the back).
 	Limit    int

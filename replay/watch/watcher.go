@@ -78,7 +78,7 @@ type vhostState struct {
 	connected    bool
 	discovered   bool // a discovery succeeded
 	discoveredAt time.Time
-	listErr      error // why the last discovery failed; nil after a success
+	listErr      error  // why the last discovery failed; nil after a success
 	why          string // what keeps it from being ready
 	queues       map[string]*queueState
 }
