@@ -132,17 +132,22 @@ func tickQueues(c *common) tea.Cmd {
 }
 
 // startBrowse begins a pass over queue (only the messages filter, an
-// expr-lang expression, matches; "" for all). The first command starts the
-// worker and waits for its first output; the screen re-arms f.next() after
-// each message until the final browseDoneMsg.
+// expr-lang expression, matches; "" for all). The first command waits for
+// the queue's previous read to give its messages back (common.turn), then
+// starts the worker and waits for its first output; the screen re-arms
+// f.next() after each message until the final browseDoneMsg.
 func startBrowse(c *common, queue, filter string) (*feed, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	f := newFeed(cancel)
+	after, done := c.turn(queue)
 	start := func() tea.Msg {
-		if !c.workers.begin() {
+		if !waitTurn(ctx, after) || !c.workers.begin() {
+			close(done)
+			cancel()
 			return nil
 		}
 		go func() {
+			defer close(done)
 			defer c.workers.end()
 			defer cancel()
 			res, err := c.backend.Browse(ctx, BrowseRequest{Queue: queue, Filter: filter, OnBatch: f.addSummaries})
@@ -157,6 +162,18 @@ func startBrowse(c *common, queue, filter string) (*feed, tea.Cmd) {
 	return f, start
 }
 
+// waitTurn waits until after is closed (nil: at once); false when ctx
+// ended first or meanwhile: the read is not to start.
+func waitTurn(ctx context.Context, after <-chan struct{}) bool {
+	if after != nil {
+		select {
+		case <-after:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err() == nil
+}
+
 // runFunc is the backend call an action makes in its worker.
 type runFunc func(ctx context.Context, req ActionRequest) (replay.Result, error)
 
@@ -168,14 +185,23 @@ func startAction(c *common, req ActionRequest, run runFunc) (*feed, tea.Cmd) {
 	if req.Canary != nil {
 		req.OnCanary = f.setCanary
 	}
+	after, done := c.turn(req.Queue) // its pass reads the queue too
 	start := func() tea.Msg {
 		if !c.workers.begin() {
+			close(done)
 			return nil
 		}
 		go func() {
+			defer close(done)
 			defer c.workers.end()
 			defer cancel()
-			res, err := run(ctx, req)
+			var res replay.Result
+			var err error
+			if waitTurn(ctx, after) {
+				res, err = run(ctx, req)
+			} else {
+				err = ctx.Err() // cancelled before its turn: nothing done
+			}
 			f.finish(actionDoneMsg{f: f, res: res, err: err}, nil)
 		}()
 		return f.next()()
@@ -183,14 +209,20 @@ func startAction(c *common, req ActionRequest, run runFunc) (*feed, tea.Cmd) {
 	return f, start
 }
 
-func loadPlan(c *common, d *dialog, seq int, req ActionRequest) tea.Cmd {
-	return func() tea.Msg {
-		if !c.workers.begin() {
-			return nil
+// loadPlan asks for the plan of req (a pass over the chosen messages) once
+// the queue's previous read gave its messages back; cancel stops it.
+func loadPlan(c *common, d *dialog, seq int, req ActionRequest) (context.CancelFunc, tea.Cmd) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	after, done := c.turn(req.Queue)
+	return cancel, func() tea.Msg {
+		defer close(done)
+		defer cancel()
+		if !waitTurn(ctx, after) || !c.workers.begin() {
+			return nil // replaced by a newer plan, or the dialog closed
 		}
 		defer c.workers.end()
-		ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
-		defer cancel()
+		ctx, stop := context.WithTimeout(ctx, time.Minute)
+		defer stop()
 		p, err := c.backend.Plan(ctx, req)
 		return planMsg{d: d, seq: seq, plan: p, err: err}
 	}
@@ -210,8 +242,10 @@ func loadMessage(src MessageSource, index int) tea.Cmd {
 }
 
 func prepareEdit(c *common, d *dialog, queue, id string) tea.Cmd {
+	after, done := c.turn(queue) // it reads the queue for the message
 	return func() tea.Msg {
-		if !c.workers.begin() {
+		defer close(done)
+		if !waitTurn(c.ctx, after) || !c.workers.begin() {
 			return nil
 		}
 		defer c.workers.end()

@@ -38,6 +38,28 @@ type common struct {
 	// jobs.go; called in Update only).
 	jobOn     func(queue string) *dialog
 	jobQueues func() []string
+
+	// reads is, per queue, the give-back of the last read started on it
+	// (a browse, a plan, an action's pass, an edit's fetch): AMQP has no
+	// peek, so two reads at once each miss what the other holds. Used in
+	// Update only (turn).
+	reads map[string]chan struct{}
+}
+
+// turn queues a read of queue behind the one started before it: the read
+// waits for after (nil: none) to be closed — the previous read gave every
+// message back — and closes done once it has given its own back. Cancel
+// the previous read first, or this one waits for it to end.
+func (c *common) turn(queue string) (after <-chan struct{}, done chan struct{}) {
+	if c.reads == nil {
+		c.reads = map[string]chan struct{}{}
+	}
+	if prev, ok := c.reads[queue]; ok {
+		after = prev
+	}
+	done = make(chan struct{})
+	c.reads[queue] = done
+	return after, done
 }
 
 // busyQueues are the queues running jobs act on.

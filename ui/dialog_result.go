@@ -73,8 +73,11 @@ func (d *dialog) summary() (string, statusKind) {
 
 // close removes the dialog, discarding an unsent edit.
 func (d *dialog) close(text string, kind statusKind) tea.Cmd {
-	// Nothing runs once the dialog closes (a plan still on its way reads
-	// a closed set and is ignored).
+	// Nothing runs once the dialog closes: a plan still on its way is
+	// stopped (the list's reload waits for its give-back, common.turn).
+	if r := routeOf(d); r != nil {
+		r.stop()
+	}
 	d.ids.Close()
 	d.act.discard(d)
 	closeCmd := func() tea.Msg { return closeDialogMsg{d} }
@@ -88,6 +91,9 @@ func (d *dialog) close(text string, kind statusKind) tea.Cmd {
 func (d *dialog) abort() {
 	if d.run != nil {
 		d.run.cancel()
+	}
+	if r := routeOf(d); r != nil {
+		r.stop()
 	}
 	d.act.discard(d)
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -31,7 +32,8 @@ type routePart struct {
 	planErr  error
 	planning bool
 	planSeq  int
-	planned  string // the destination text and target the plan is for
+	planned  string             // the destination text and target the plan is for
+	stopPlan context.CancelFunc // stops the latest plan: the next one or closing calls it
 }
 
 func newRoutePart() routePart {
@@ -62,8 +64,11 @@ func (r *routePart) planKey() string {
 	return strings.TrimSpace(r.dest.Value()) + "\x00" + strconv.FormatBool(r.onlyQueue)
 }
 
-// replan asks for the plan of what the fields say now.
+// replan asks for the plan of what the fields say now. A plan reads the
+// queue: the one before is stopped, and this one starts once it gave its
+// messages back (loadPlan).
 func (r *routePart) replan(d *dialog) tea.Cmd {
+	r.stop()
 	req, err := d.request()
 	r.planned = r.planKey()
 	r.planSeq++
@@ -72,7 +77,28 @@ func (r *routePart) replan(d *dialog) tea.Cmd {
 		return nil
 	}
 	r.planning, d.problem = true, ""
-	return loadPlan(d.c, d, r.planSeq, req)
+	var cmd tea.Cmd
+	r.stopPlan, cmd = loadPlan(d.c, d, r.planSeq, req)
+	return cmd
+}
+
+// stop cancels the plan under way, if any.
+func (r *routePart) stop() {
+	if r.stopPlan != nil {
+		r.stopPlan()
+		r.stopPlan = nil
+	}
+}
+
+// routeOf is the dialog's route part, nil for an action without one.
+func routeOf(d *dialog) *routePart {
+	switch a := d.act.(type) {
+	case *replayAction:
+		return &a.route
+	case *editAction:
+		return &a.route
+	}
+	return nil
 }
 
 // update takes the plan asked for, and in the confirm state the target

@@ -116,6 +116,7 @@ func (m *messageScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return pop
 	case key.Matches(msg, k.Edit):
 		m.acted = true
+		m.stopList()
 		return openDialog(newEditDialog(m.c, m.queue, m.sum.ID))
 	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany), key.Matches(msg, k.Delete), key.Matches(msg, k.Export):
 		return m.action(msg)
@@ -131,6 +132,7 @@ func (m *messageScreen) action(msg tea.KeyMsg) tea.Cmd {
 		return status(statusError, err.Error())
 	}
 	what := "message " + clean(m.sum.ID)
+	m.stopList()
 	switch {
 	case key.Matches(msg, k.Delete):
 		m.acted = true
@@ -140,6 +142,14 @@ func (m *messageScreen) action(msg tea.KeyMsg) tea.Cmd {
 	}
 	m.acted = true
 	return openDialog(newReplayDialog(m.c, m.queue, what, ids))
+}
+
+// stopList stops the read of the list underneath, as the list does for
+// its own actions: the dialog's plan or pass waits for its give-back.
+func (m *messageScreen) stopList() {
+	if m.source != nil && m.source.stopRead != nil {
+		m.source.stopRead()
+	}
 }
 
 func (m *messageScreen) View() string { return m.vp.View() }

@@ -15,8 +15,12 @@ import (
 )
 
 // queueSource is the message copies of the latest browse, shared with the
-// message screens opened from the list.
-type queueSource struct{ src MessageSource }
+// message screens opened from the list; stopRead is the list's
+// stopLoading, for an action a message screen starts.
+type queueSource struct {
+	src      MessageSource
+	stopRead func()
+}
 
 // messagesScreen lists one queue's messages: virtualised, filtered as you
 // type, sorted, optionally folded into error groups.
@@ -66,6 +70,7 @@ func newMessagesScreen(c *common, queue string) *messagesScreen {
 		c: c, queue: queue, data: emptyIndex(), source: &queueSource{},
 		filter: ti,
 	}
+	m.source.stopRead = m.stopLoading
 	m.SetSize(c.width, c.height)
 	return m
 }
@@ -119,7 +124,10 @@ func (m *messagesScreen) load() tea.Cmd {
 }
 
 // stopLoading gives the browse's messages back before an action takes
-// them (a held message is invisible to the action's own pass).
+// them (a held message is invisible to the action's own pass): it
+// cancels the browse, and the action's plan or pass waits for the
+// give-back before it reads (common.turn). The list reloads once the
+// dialog closes.
 func (m *messagesScreen) stopLoading() {
 	if m.feed != nil {
 		m.feed.abandon()
