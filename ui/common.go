@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -60,6 +61,19 @@ func (c *common) turn(queue string) (after <-chan struct{}, done chan struct{}) 
 	done = make(chan struct{})
 	c.reads[queue] = done
 	return after, done
+}
+
+// readsUnderWay are the give-backs of the last read started on each
+// queue but those skipped (closed ones included): a search, which reads
+// many queues, waits for them; it skips the queues jobs act on.
+func (c *common) readsUnderWay(skip []string) []chan struct{} {
+	out := make([]chan struct{}, 0, len(c.reads))
+	for q, done := range c.reads {
+		if !slices.Contains(skip, q) {
+			out = append(out, done)
+		}
+	}
+	return out
 }
 
 // busyQueues are the queues running jobs act on.

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,55 @@ func TestRoutePlanAndListReadsTakeTurns(t *testing.T) {
 	}
 	if n := b.cancelledPlans(); n != 1 {
 		t.Fatalf("%d plan(s) stopped when the dialog closed, want 1", n)
+	}
+}
+
+func (b *readsBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
+	qs := req.Queues
+	if len(qs) == 0 {
+		for _, r := range b.fakeBackend.queues {
+			if r.ParkingLot {
+				qs = append(qs, r.Name)
+			}
+		}
+	}
+	for _, q := range qs {
+		if !slices.Contains(req.Skip, q) {
+			defer b.begin(q, "search")()
+		}
+	}
+	return b.fakeBackend.Search(ctx, req)
+}
+
+// A search run again when a person goes back to it from a list opened on
+// a match (its parking lot changed by a delete there) waits until that
+// list's reload gave its messages back.
+func TestSearchAgainWaitsForTheListsGiveBack(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedTwoLots(fb)
+	b := newReadsBackend(fb)
+	hs := newReadsHarness(t, b, "")
+	hs.untilScreen("orders.dlq")
+	hs.press("/")
+	hs.typeText("gateway timeout")
+	hs.press("enter")
+	hs.until("the search to end", hs.searchDone)
+	hs.press("end", "enter") // ord-0002, in orders.dlq
+	hs.until("the message to open", func() bool { ms, ok := hs.m.top().(*messageScreen); return ok && ms.sum.ID == "ord-0002" })
+	hs.press("d")
+	hs.untilScreen("Delete")
+	fb.mu.Lock()
+	fb.holdBrowse, fb.holdAfter = true, 1 // the list's reload streams one, then holds on
+	fb.mu.Unlock()
+	hs.press("enter")
+	hs.until("the list reloading", func() bool {
+		l := hs.messages()
+		return hs.m.dialog == nil && l != nil && hs.m.top() == l && l.feed != nil && fb.called("browse orders.dlq") == 2
+	})
+	hs.press("esc")
+	hs.until("the results searched again", func() bool { return hs.search() != nil && hs.searchDone() && fb.called("search ") == 2 })
+	hs.drain()
+	if o := b.overlapList(); len(o) > 0 {
+		t.Fatalf("reads of one queue overlapped: %v", o)
 	}
 }
