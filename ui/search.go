@@ -134,7 +134,7 @@ func (r *searchRun) next() tea.Cmd {
 // progress message until the searchDoneMsg.
 func startSearch(c *common, q replay.Query, queues []string, before *searchRun) (*searchRun, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
-	skip := c.busyQueues() // read here, in Update: the jobs are the root model's
+	skip := c.busyQueues()         // read here, in Update: the jobs are the root model's
 	reads := c.readsUnderWay(skip) // a list left for the search may still be giving back
 	r := &searchRun{cancel: cancel, keep: c.searchCap(), skip: skip, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	start := func() tea.Msg {
