@@ -65,12 +65,21 @@ func (m *Model) jobOn(queue string) *dialog {
 
 func (m *Model) activeJobs() int {
 	n := 0
-	for _, j := range m.jobs {
+	for _, j := range m.running() {
 		if j.active() {
 			n++
 		}
 	}
 	return n
+}
+
+// running is the jobs and the dialog on screen when it runs an action: a
+// quit asks, stops and reports them alike.
+func (m *Model) running() []*dialog {
+	if d := m.dialog; d != nil && d.active() && !slices.Contains(m.jobs, d) {
+		return append(slices.Clip(m.jobs), d)
+	}
+	return m.jobs
 }
 
 // background makes the dialog on screen a job.
@@ -124,7 +133,10 @@ func (m *Model) quitKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.QuitYes), key.Matches(msg, k.ForceQuit):
 		m.quitAsk, m.quitting = false, true
-		for _, j := range m.jobs {
+		if d := m.dialog; d != nil && d.active() && !slices.Contains(m.jobs, d) {
+			m.stopped = d // its outcome is told with the jobs'
+		}
+		for _, j := range m.running() {
 			if j.active() && j.run != nil {
 				j.cancelling = true
 				j.run.cancel()
@@ -157,8 +169,12 @@ func (m *Model) quitWhenStopped() tea.Cmd {
 // JobSummaries are the jobs' outcomes, for the terminal after the TUI
 // ends: what each did, and what stayed parked.
 func (m *Model) JobSummaries() []string {
-	out := make([]string, 0, len(m.jobs))
-	for _, j := range m.jobs {
+	jobs := m.jobs
+	if m.stopped != nil {
+		jobs = append(slices.Clip(jobs), m.stopped)
+	}
+	out := make([]string, 0, len(jobs))
+	for _, j := range jobs {
 		if j.active() {
 			out = append(out, fmt.Sprintf("%s of %s: stopped before its end, %d of %d done; every message is %s or still there; nothing lost",
 				j.act.name(), j.queue, j.ev.Done, j.ev.Total, j.act.verb()))

@@ -110,6 +110,36 @@ func TestQuitWithAJobAsksFirst(t *testing.T) {
 	}
 }
 
+// TestCtrlCDuringAnActionOnScreenAsksAndTells: ctrl+c while the dialog on
+// screen runs a replay asks as for a job; y stops it and quits once it
+// stopped, with its outcome told as a job's.
+func TestCtrlCDuringAnActionOnScreenAsksAndTells(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	seedDemo(fb)
+	fb.gate = make(chan struct{})
+	hs := newHarness(t, fb, "demo.error.dlq", 120, 30)
+	hs.until("loaded", hs.loaded)
+	hs.press("R")
+	hs.untilScreen("7 × → demo.main")
+	hs.press("enter")
+	hs.untilScreen("0/7")
+	fb.gate <- struct{}{}
+	hs.untilScreen("1/7")
+	hs.press("ctrl+c")
+	hs.untilScreen("1 job(s) running — y: quit and stop them")
+	if hs.quit {
+		t.Fatal("ctrl+c quit with an action running on screen")
+	}
+	hs.press("y")
+	hs.until("quit once the action stopped", func() bool { return hs.quit })
+	if sum := strings.Join(hs.m.JobSummaries(), "\n"); !strings.Contains(sum, "demo.error.dlq: cancelled: replayed 1") {
+		t.Fatalf("summary %q, want the stopped replay's", sum)
+	}
+	if n := len(hs.fb.ids("demo.error.dlq")); n != 6 {
+		t.Fatalf("%d still parked, want 6", n)
+	}
+}
+
 // TestJobsScreenCancelsAJob: c on the jobs screen cancels the job under
 // the cursor; what it did is kept.
 func TestJobsScreenCancelsAJob(t *testing.T) {

@@ -47,8 +47,11 @@ type Model struct {
 	// jobs are dialogs sent to the background, running or keeping their
 	// result until dismissed (jobs.go); quitAsk: a quit waits for the
 	// answer to "stop the jobs?"; quitting: it was yes.
-	jobs     []*dialog
-	quitAsk  bool
+	jobs    []*dialog
+	quitAsk bool
+	// stopped: the dialog on screen whose action a quit stopped; its
+	// outcome is told with the jobs' (JobSummaries).
+	stopped  *dialog
 	quitting bool
 
 	queues    []QueueRow
