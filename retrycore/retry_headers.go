@@ -59,9 +59,10 @@ func copyHeaders(in amqp.Table, f Failure, now time.Time) amqp.Table {
 
 // setIfAbsent keeps an origin recorded by an earlier failure (or by a
 // framework that uses the same header), since the delivery's exchange is
-// the dead-letter exchange on later attempts.
+// the dead-letter exchange on later attempts. An empty one is recorded
+// too: "" is the default exchange a producer published to.
 func setIfAbsent(h amqp.Table, key, value string) {
-	if s, ok := asString(h[key]); ok && s != "" {
+	if _, ok := asString(h[key]); ok {
 		return
 	}
 	h[key] = value

@@ -132,3 +132,16 @@ func assertTable(t *testing.T, got, want amqp.Table) {
 		}
 	}
 }
+
+// A message published to the default exchange records "" as its original
+// exchange at its first failure; a later failure, which the delay queue
+// dead-lettered through another exchange, keeps it (else the pair names an
+// exchange that never routed that key, and a replay comes back unroutable).
+func TestRetryHeadersKeepTheDefaultExchangeAsOrigin(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	first := RetryHeaders(amqp.Table{}, Failure{Exchange: "", RoutingKey: "payment.main.queue", Queue: "payment.main.queue", Err: "db down"}, 1, now)
+	later := ParkHeaders(first, Failure{Exchange: "main.exchange", RoutingKey: "payment.main.queue", Queue: "payment.main.queue", Err: "db down"}, 3, KindRetriesExhausted, now)
+	if ex, key := later[HeaderOriginalExchange], later[HeaderOriginalRoutingKey]; ex != "" || key != "payment.main.queue" {
+		t.Errorf("origin %q / %q, want the default exchange and payment.main.queue", ex, key)
+	}
+}
