@@ -46,7 +46,10 @@ func NewHTTPHandler(rawURL string, client *http.Client) (*HTTPHandler, error) {
 		return nil, fmt.Errorf("http handler: %q is not an http(s)://host/path URL", broker.RedactText(rawURL))
 	}
 	if client == nil {
-		client = &http.Client{}
+		// Redirects are not followed: Go's client would turn the POST
+		// into a GET without the body, and the GET's 2xx would ack a
+		// message nobody handled. A 3xx is transient (Handle).
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	return &HTTPHandler{url: rawURL, client: client}, nil
 }

@@ -158,3 +158,22 @@ func TestPlainHeaders(t *testing.T) {
 		t.Errorf("no headers = %s, want {}", PlainHeaders(nil))
 	}
 }
+
+// A redirect is not followed with the default client: Go's would send a
+// GET without the body, whose 200 would ack a message nobody handled.
+func TestHTTPHandlerDoesNotFollowARedirect(t *testing.T) {
+	var gets int
+	mux := http.NewServeMux()
+	mux.HandleFunc("/handle", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/login", http.StatusFound) })
+	mux.HandleFunc("/login", func(w http.ResponseWriter, _ *http.Request) { gets++; w.WriteHeader(http.StatusOK) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	h, err := NewHTTPHandler(srv.URL+"/handle", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.Handle(context.Background(), Delivery{Body: []byte("{}")})
+	if err == nil || IsPermanent(err) || gets != 0 {
+		t.Errorf("err = %v (permanent %v), %d GET(s) of the redirect; want a transient error and none", err, IsPermanent(err), gets)
+	}
+}
