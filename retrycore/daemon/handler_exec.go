@@ -116,6 +116,11 @@ func (h *ExecHandler) Handle(ctx context.Context, d Delivery) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		// The handler exited 0; something it left running in the
+		// background still held its stderr: done, not a failure to retry.
+		return nil
+	}
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) {
 		// Start failed (the file vanished or lost its x bit since start-up):

@@ -234,3 +234,11 @@ func TestExecHandlerHeadersEnvIsBounded(t *testing.T) {
 		t.Fatalf("PARKINGLOT_HEADERS is %d bytes (max %d); x-death must go first", len(s), maxHeadersEnv)
 	}
 }
+
+// A handler that exits 0 leaving something in the background that holds
+// its stderr is done: the message is not retried (its work done again).
+func TestExecHandlerExitZeroLeavingAChildRunningIsDone(t *testing.T) {
+	if err := newExec(t, "sh", "-c", "sleep 3 & exit 0").Handle(context.Background(), Delivery{}); err != nil {
+		t.Fatalf("err = %v, want done", err)
+	}
+}
