@@ -122,6 +122,10 @@ func Run(ctx context.Context, opts RunOptions, h Handler) error {
 	if h == nil {
 		return errors.New("run: no handler")
 	}
+	// A pipeline built in Go gets the defaults a loaded one has: without
+	// them a zero handler timeout would give every handler an expired
+	// context, and every message would be parked unhandled.
+	opts.Pipeline.SetDefaults()
 	if err := opts.Pipeline.Validate(); err != nil {
 		return err
 	}

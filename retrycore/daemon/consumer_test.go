@@ -217,6 +217,24 @@ func TestRunHappyPathAcksEachMessageOnce(t *testing.T) {
 	}
 }
 
+// TestRunGivesAPipelineBuiltInGoItsDefaults: a pipeline built in Go
+// without a handler timeout gets the 30s default, as a loaded one does:
+// the handler's context is not expired, and the message is done.
+func TestRunGivesAPipelineBuiltInGoItsDefaults(t *testing.T) {
+	p := retrytest.Pipeline(t, retrycore.QueueClassic, time.Second)
+	p.HandlerTimeout = retrycore.Delay{}
+	l := startLoop(t, p, HandlerFunc(func(ctx context.Context, _ Delivery) error {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 20*time.Second {
+			return fmt.Errorf("handler deadline %v (set %v), want about 30s from now", time.Until(dl), ok)
+		}
+		return ctx.Err()
+	}), nil)
+	publishN(t, p, "default", 1, func(int) string { return "fine" })
+	if r := l.next(); r.Outcome != OutcomeLabelDone {
+		t.Fatalf("result %+v, want done", r)
+	}
+}
+
 func TestRunTransientFailureRetriesThroughTheDelayTierThenSucceeds(t *testing.T) {
 	p := retrytest.Pipeline(t, retrycore.QueueClassic, 200*time.Millisecond)
 	var calls callLog
