@@ -52,7 +52,8 @@ type RunOptions struct {
 	// at start-up (session 1) and after each reconnect.
 	OnConsuming func(session int)
 	// OnStopped, when set, is called each time a session stops consuming:
-	// its connection was lost, or ctx ended and it drained.
+	// its connection was lost, or ctx ended; as it stops, before its
+	// handlers finish and its acks drain (it is not ready meanwhile).
 	OnStopped func()
 	// OnSettled, when set, is called after the loop decided a message's
 	// fate and queued its ack or nack. It is called from the worker and
@@ -158,10 +159,7 @@ func Run(ctx context.Context, opts RunOptions, h Handler) error {
 		if o.OnConsuming != nil {
 			o.OnConsuming(sessions)
 		}
-		lost := s.run(ctx)
-		if o.OnStopped != nil {
-			o.OnStopped()
-		}
+		lost := s.run(ctx) // calls OnStopped as it stops
 		if ctx.Err() != nil {
 			log.Info("stopped: every started message finished")
 			return nil

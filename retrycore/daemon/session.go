@@ -89,6 +89,9 @@ func (s *session) run(ctx context.Context) error {
 		// The queue was deleted, or a cluster node went away: redeclare.
 		lost = fmt.Errorf("the broker cancelled consumer %s", tag)
 	}
+	if s.o.OnStopped != nil {
+		s.o.OnStopped() // not ready from now: draining, then re-dialling
+	}
 	// Stop: dispatch starts no more work and holds what arrives (it stays
 	// within the prefetch: nothing is given back while work is finishing,
 	// which would only have the broker deliver it again at once).

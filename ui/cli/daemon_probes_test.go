@@ -52,8 +52,10 @@ func awaitExit0(t *testing.T, exited <-chan error, what string) {
 // TestDaemonProbesAndParkingLotGauges: the daemon's metrics listener
 // answers /livez 200 while it runs and /readyz 200 while it consumes; it
 // exports its parking lot's depth and oldest age under the watch's names;
-// from the moment SIGTERM starts the drain (a handler still running)
-// /readyz answers 503, /livez still 200, until it exits 0.
+// with its connection lost it is not ready while a handler still runs,
+// and ready again once it consumes again; from the moment SIGTERM starts
+// the drain (a handler still running) /readyz answers 503, /livez still
+// 200, until it exits 0.
 func TestDaemonProbesAndParkingLotGauges(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	script := filepath.Join(t.TempDir(), "gated.sh")
@@ -97,6 +99,9 @@ exit 0
 		exited <- daemon.Wait() // after stderr is read to the end
 	}()
 	t.Cleanup(func() {
+		// A handler still waiting would outlive the daemon and hold its
+		// output open: the log below would never end.
+		_ = os.WriteFile(gate, nil, 0o644)
 		_ = daemon.Process.Kill()
 		if t.Failed() {
 			<-exited
@@ -141,11 +146,41 @@ exit 0
 		t.Errorf("the daemon exports the watch's other metrics; want the depth and the oldest age only")
 	}
 
+	inFlight := func(what string) {
+		t.Helper()
+		brokertest.Eventually(t, 30*time.Second, 50*time.Millisecond, func() bool {
+			_, m := probe(base, "/metrics")
+			return strings.Contains(m, "parkinglot_in_flight 1\n")
+		}, func() string { return what + " is not being handled" })
+	}
+	brokertest.Publish(t, ch, p.Main.Exchange, p.Main.RoutingKey, amqp.Publishing{MessageId: "slow-0", Body: []byte("slow")})
+	inFlight("slow-0")
+	// Its connection lost, the daemon is not ready while its handler
+	// still runs (the drain), then ready again once it consumes again.
+	mgmt := brokertest.Management(t)
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond,
+		func() bool { return brokertest.CloseConnections(t, mgmt, "parkinglot daemon "+p.Name) > 0 },
+		func() string { return "no daemon connection to close" })
+	// Well within the handler timeout (10s), which would end the drain.
+	brokertest.Eventually(t, 3*time.Second, 20*time.Millisecond, func() bool {
+		code, _ := probe(base, "/readyz")
+		return code == http.StatusServiceUnavailable
+	}, func() string { _, b := probe(base, "/readyz"); return "/readyz with the connection lost, draining: " + b })
+	if _, m := probe(base, "/metrics"); !strings.Contains(m, "parkinglot_in_flight 1\n") {
+		t.Error("the handler no longer runs: readiness was not seen during the drain")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Eventually(t, 60*time.Second, 50*time.Millisecond, status("/readyz"),
+		func() string { _, b := probe(base, "/readyz"); return "/readyz after the reconnect: " + b })
+	brokertest.WaitDepth(t, p.Main.Queue, 0, 30*time.Second) // slow-0, given back with the connection, done
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+
 	brokertest.Publish(t, ch, p.Main.Exchange, p.Main.RoutingKey, amqp.Publishing{MessageId: "slow-1", Body: []byte("slow")})
-	brokertest.Eventually(t, 30*time.Second, 50*time.Millisecond, func() bool {
-		_, m := probe(base, "/metrics")
-		return strings.Contains(m, "parkinglot_in_flight 1\n")
-	}, func() string { return "the slow message is not being handled" })
+	inFlight("slow-1")
 
 	if err := daemon.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
