@@ -17,6 +17,11 @@ import (
 var version = "dev"
 
 func main() {
+	// A closed pipe (`export Q | head`) is a write error, not a signal that
+	// kills the process while it holds messages: the command gives them
+	// back as after any error (a dropped connection counts against a quorum
+	// queue's delivery limit).
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cli.Version = version
 	code := cli.Main(ctx, os.Args[1:], iostreams.System())

@@ -73,13 +73,17 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 	}
 	t := newTally(o.Progress)
 	w := bufio.NewWriterSize(out, 1<<20)
+	name := "export " + o.File
+	if file == nil {
+		name = "export" // to Out: its error names it
+	}
 	sync := func() error {
 		if err := w.Flush(); err != nil {
-			return fmt.Errorf("export %s: %w", o.File, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		if file != nil {
 			if err := file.Sync(); err != nil {
-				return fmt.Errorf("export %s: fsync: %w", o.File, err)
+				return fmt.Errorf("%s: fsync: %w", name, err)
 			}
 		}
 		return nil
@@ -90,12 +94,16 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 		rm = &remover{audit: audit, tally: t, kind: EventExported, before: sync,
 			entry: AuditEntry{Action: "export-remove", Queue: o.Queue, File: abs}}
 	}
-	err = s.exportPass(ctx, p, o.Queue, sel, w, rm, t, o.Limit)
+	var written *exported
+	if rm == nil {
+		written = &exported{w: w, sync: sync, tally: t}
+	}
+	err = s.exportPass(ctx, p, o.Queue, sel, w, rm, written, t, o.Limit)
 	if rm != nil {
 		if ferr := rm.flush(); err == nil {
 			err = ferr
 		}
-	} else if serr := sync(); err == nil {
+	} else if serr := written.flush(); err == nil {
 		err = serr
 	}
 	if file != nil {
@@ -126,7 +134,40 @@ func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
 	return f, f, nil
 }
 
-func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, t *tally, limit int) error {
+// exported counts a plain export's messages as done once their lines are
+// out of the buffer (a closed pipe, `export Q | head`, fails the write:
+// what was still buffered was not exported).
+type exported struct {
+	w       *bufio.Writer
+	sync    func() error
+	tally   *tally
+	pending []string
+}
+
+// flushAt is how much a plain export buffers before it writes and counts.
+const flushAt = 256 << 10
+
+func (e *exported) add(id string) error {
+	e.pending = append(e.pending, id)
+	if e.w.Buffered() < flushAt {
+		return nil
+	}
+	return e.flush()
+}
+
+func (e *exported) flush() error {
+	if err := e.sync(); err != nil {
+		e.pending = nil
+		return err
+	}
+	for _, id := range e.pending {
+		e.tally.done(EventExported, id, nil, "", nil)
+	}
+	e.pending = e.pending[:0]
+	return nil
+}
+
+func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, w *bufio.Writer, rm *remover, written *exported, t *tally, limit int) error {
 	n := 0
 	now := time.Now()
 	qjson, _ := json.Marshal(queue)
@@ -156,7 +197,9 @@ func (s *Session) exportPass(ctx context.Context, p *broker.Pass, queue string, 
 			return fmt.Errorf("export: %w", err)
 		}
 		if rm == nil {
-			t.done(EventExported, id, nil, "", nil)
+			if err := written.add(id); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := rm.add(h, id); err != nil {
