@@ -165,7 +165,10 @@ exit 0
 	brokertest.Eventually(t, 3*time.Second, 20*time.Millisecond, func() bool {
 		code, _ := probe(base, "/readyz")
 		return code == http.StatusServiceUnavailable
-	}, func() string { _, b := probe(base, "/readyz"); return "/readyz with the connection lost, draining: " + b })
+	}, func() string {
+		_, b := probe(base, "/readyz")
+		return "/readyz with the connection lost, draining: " + b
+	})
 	if _, m := probe(base, "/metrics"); !strings.Contains(m, "parkinglot_in_flight 1\n") {
 		t.Error("the handler no longer runs: readiness was not seen during the drain")
 	}
