@@ -19,6 +19,19 @@ import (
 // reading a password file (Factory.NoSecrets).
 const noSecrets = "parkinglot/no-secrets"
 
+// helpOnly reports whether cmd is cobra's help or completion (or one of
+// its shells): they print text and dial nothing, so they run no
+// password_command (a shell sourcing the completion would run it at every
+// start).
+func helpOnly(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if n := c.Name(); n == "help" || n == "completion" {
+			return true
+		}
+	}
+	return false
+}
+
 // ConfigOptions are `parkinglot config`'s.
 type ConfigOptions struct {
 	*Factory

@@ -242,3 +242,25 @@ func TestConfigShowsSources(t *testing.T) {
 func runConfig(f *Factory, args []string) int {
 	return run(context.Background(), f, append([]string{"--config", f.ConfigPath}, args...))
 }
+
+// Help and shell completion print text and dial nothing: they run no
+// password_command, so one that fails (or prompts) does not stop them, and
+// a shell sourcing the completion does not run it at every start.
+func TestHelpAndCompletionRunNoPasswordCommand(t *testing.T) {
+	ran := filepath.Join(t.TempDir(), "ran")
+	config := "current_context: p\ncontexts:\n  p: {url: 'amqp://app@h1:5672/', password_command: [sh, -c, 'touch \"$0\"; exit 1', " + ran + "]}\n"
+	for _, args := range [][]string{{"help", "export"}, {"completion", "bash"}} {
+		f, b, _ := secretFactory(t, config, nil)
+		path := f.ConfigPath // the flag's default replaces it
+		root := NewCmdRoot(f)
+		root.SetArgs(append([]string{"--config", path}, args...))
+		root.SetOut(f.IOStreams.Out)
+		root.SetErr(f.IOStreams.ErrOut)
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Errorf("%v: %v; stderr %q", args, err, b.err.String())
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("%v ran the password_command", args)
+		}
+	}
+}

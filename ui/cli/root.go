@@ -63,7 +63,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 			if fl := cmd.Flags().Lookup("vhost"); fl == cmd.Root().PersistentFlags().Lookup("vhost") && fl.Changed && f.ConnFlags.Vhost == "" {
 				return usagef("--vhost needs a name (/ for the default vhost)")
 			}
-			f.NoSecrets = cmd.Annotations[noSecrets] != ""
+			f.NoSecrets = cmd.Annotations[noSecrets] != "" || helpOnly(cmd)
 			return setup(cmd.Context(), f)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
