@@ -249,6 +249,11 @@ func ParseURL(raw string) (amqp.URI, error) {
 		}
 		return amqp.URI{}, fmt.Errorf("%w %q: cannot parse it (percent-encode @ : / ? # %% in the user name or password)", ErrBadURL, Redact(raw))
 	}
+	if u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		// An unescaped "#" in a password ends the URL there: net/url would
+		// read the user as the host and the password's start as the port.
+		return amqp.URI{}, fmt.Errorf("%w %q: a \"#\" ends the URL (percent-encode @ : / ? # %% in the user name or password)", ErrBadURL, Redact(raw))
+	}
 	switch u.Scheme {
 	case "amqp", "amqps":
 	case "":

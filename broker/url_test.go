@@ -99,6 +99,9 @@ func TestParseURLErrors(t *testing.T) {
 		{"raw slash in password", "amqp://guest:" + pw + "/x@localhost/", "bad port"},
 		{"raw slash, numeric", "amqp://guest:99999/" + pw + "@localhost/", "bad port"},
 		{"bad escape", "amqp://guest:" + pw + "%zz@localhost/", "cannot parse it"},
+		// An unescaped "#" after digits: net/url reads host "guest", port 12.
+		{"raw hash in password", "amqp://guest:12#" + pw + "@localhost/", `a "#" ends the URL`},
+		{"raw hash, port after", "amqp://guest:" + pw + "#x@localhost:5672/", "percent-encode @ : / ? #"},
 		{"white space", "amqp://guest:" + pw + "@local host/", "white space"},
 		{"bad heartbeat", "amqp://guest:" + pw + "@localhost/?heartbeat=x", "heartbeat"},
 	}

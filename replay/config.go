@@ -144,6 +144,9 @@ func ReadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("config %s: %s", path, retrycore.YAMLProblem(err, configYAMLProblems))
 	}
 	for name, pl := range c.ParkingLots {
+		if !RateOK(pl.Rate) {
+			return c, fmt.Errorf("config %s: parking_lots.%s.rate: %v: want %v messages per second or more (0: as fast as confirms come)", path, name, pl.Rate, MinRate)
+		}
 		if pl.To != "" {
 			if _, err := retrycore.ParseDestination(pl.To); err != nil {
 				return c, fmt.Errorf("config %s: parking_lots.%s.to: %w", path, name, err)

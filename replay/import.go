@@ -71,9 +71,11 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 	err = r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
 		_, err := scanImport(data, name, o.To, true, func(line int, m broker.Message, dest retrycore.Destination) error {
 			pb := m.Publishing()
-			if _, ok := pb.Headers[retrycore.HeaderDeliveryCount]; ok {
+			// The broker's counts of the queue it was exported from
+			// (x-delivery-count, x-acquired-count) are stale in another.
+			if _, ok := pb.Headers[retrycore.HeaderDeliveryCount]; ok || pb.Headers[retrycore.HeaderAcquiredCount] != nil {
 				pb.Headers = broker.CloneTable(pb.Headers)
-				delete(pb.Headers, retrycore.HeaderDeliveryCount)
+				broker.DropDeliveryHeaders(pb.Headers)
 			}
 			// The broker refuses (406, closing the channel) a user_id that
 			// is not the connection's own user.

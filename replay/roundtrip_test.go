@@ -187,3 +187,32 @@ func TestImportBadFileNamesLineAndPublishesNothing(t *testing.T) {
 		brokertest.WaitDepth(t, q, 3, 15*time.Second)
 	}
 }
+
+// An import drops the broker's counts of the queue the message was
+// exported from (x-delivery-count, x-acquired-count): stale in another
+// queue, where they would read as its hand-outs.
+func TestImportDropsTheBrokersCounts(t *testing.T) {
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	brokertest.Publish(t, ch, "", q, amqp.Publishing{MessageId: "counted", Body: []byte("{}"),
+		Headers: amqp.Table{"x-delivery-count": int64(3), "x-acquired-count": int64(5), "tenant": "acme"}})
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
+	file := filepath.Join(t.TempDir(), "out.jsonl")
+	if res, err := s.Export(ctx, replay.ExportOptions{Queue: q, File: file, Remove: true}); err != nil || res.Done != 1 {
+		t.Fatalf("export: %v, %+v", err, res)
+	}
+	if res, err := s.Import(ctx, replay.ImportOptions{File: file}); err != nil || res.Done != 1 {
+		t.Fatalf("import: %v, %+v", err, res)
+	}
+	d := getOne(t, ch, q)
+	for _, k := range []string{"x-delivery-count", "x-acquired-count"} {
+		if v, ok := d.Headers[k]; ok {
+			t.Errorf("the imported message has %s %v", k, v)
+		}
+	}
+	if d.Headers["tenant"] != "acme" {
+		t.Errorf("headers %v, want the others kept", d.Headers)
+	}
+}
