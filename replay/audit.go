@@ -94,6 +94,12 @@ func (s *Session) openAudit() (*auditLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
+	// An entry's fsync makes it durable, not a new file's name: the folder
+	// is synced once, before the first removal.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("audit log %s: fsync its folder: %w", path, err)
+	}
 	// A file made by hand may be readable by others; the log names queues
 	// and message ids, so keep it private.
 	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {

@@ -131,7 +131,25 @@ func exportTarget(o ExportOptions) (io.Writer, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("export: %w", err)
 	}
+	if o.Remove {
+		// The file's fsync makes its data durable, not its name: the
+		// folder is synced too before anything is removed.
+		if err := syncDir(filepath.Dir(o.File)); err != nil {
+			_ = f.Close()
+			_ = os.Remove(o.File)
+			return nil, nil, fmt.Errorf("export %s: fsync its folder: %w", o.File, err)
+		}
+	}
 	return f, f, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // exported counts a plain export's messages as done once their lines are
