@@ -128,6 +128,15 @@ func (c *committer) commit(batch []settled) {
 // copies that were sent stay parked as well (a duplicate, never a loss).
 func (c *committer) notRemoved(batch []settled, why error) {
 	for _, s := range batch {
+		if s.err == nil && s.job.held == nil {
+			// An import's copy, confirmed: published, and nothing is
+			// parked to remove; only its audit entry is missing (the run
+			// stops with the audit log's error).
+			if c.run.doneFor(s.job) {
+				c.tally.done(c.kind, s.job.id, &s.job.dest, s.job.replayID, s.job.resets)
+			}
+			continue
+		}
 		err := s.err
 		if err == nil {
 			err = fmt.Errorf("sent (replay id %s) but left parked: %w", s.job.replayID, why)

@@ -216,3 +216,35 @@ func TestImportDropsTheBrokersCounts(t *testing.T) {
 		t.Errorf("headers %v, want the others kept", d.Headers)
 	}
 }
+
+// An import whose audit log fails (a full disk) stops, and what it
+// reports agrees with the destination: each copy the broker confirmed is
+// counted imported (nothing is parked to remove), and no line says a
+// message is "still parked".
+func TestImportWhoseAuditLogFailsReportsWhatItPublished(t *testing.T) {
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	dst := brokertest.Name(t, "dst")
+	brokertest.DeclareQueue(t, ch, q, nil)
+	brokertest.DeclareQueue(t, ch, dst, nil)
+	parkPlain(t, ch, q, 5)
+	s, _ := openSession(t, replay.Config{})
+	ctx := testCtx(t, time.Minute)
+	file := filepath.Join(t.TempDir(), "out.jsonl")
+	if res, err := s.Export(ctx, replay.ExportOptions{Queue: q, File: file}); err != nil || res.Done != 5 {
+		t.Fatalf("export: %v, %+v", err, res)
+	}
+	s.AuditPath = "/dev/full" // every write: no space left on device
+	res, err := s.Import(ctx, replay.ImportOptions{File: file, To: dest("", dst)})
+	if err == nil || !strings.Contains(err.Error(), "audit log") {
+		t.Fatalf("import with a full audit log: %v, %+v", err, res)
+	}
+	if got := brokertest.Depth(t, ch, dst); got != res.Done {
+		t.Errorf("%d copies in %s, the import says %d imported", got, dst, res.Done)
+	}
+	for _, f := range res.Failures {
+		if strings.Contains(f.Err, "parked") {
+			t.Errorf("failure %+v speaks of a parked message", f)
+		}
+	}
+}

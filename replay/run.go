@@ -34,8 +34,20 @@ const drainGrace = 30 * time.Second
 // messages stay parked.
 const DefaultConfirmTimeout = 60 * time.Second
 
-// errOutcomeUnknown is why a message sent but never confirmed stays parked.
-var errOutcomeUnknown = errors.New("outcome unknown: sent, but the broker confirmed nothing before the run stopped (its copy may still arrive: at worst a duplicate); it is still parked")
+// errOutcomeUnknown is why a message sent but never confirmed stays parked;
+// errImportOutcomeUnknown the same for an import, which parks nothing.
+var (
+	errOutcomeUnknown       = errors.New("outcome unknown: sent, but the broker confirmed nothing before the run stopped (its copy may still arrive: at worst a duplicate); it is still parked")
+	errImportOutcomeUnknown = errors.New("outcome unknown: sent, but the broker confirmed nothing before the run stopped (its copy may still arrive: an import again may duplicate it)")
+)
+
+// outcomeUnknown is errOutcomeUnknown in j's terms.
+func outcomeUnknown(j *job) error {
+	if j.held == nil {
+		return errImportOutcomeUnknown
+	}
+	return errOutcomeUnknown
+}
 
 // run is one replay, edit or import: a producer of jobs (a browse pass or a
 // file), the publish loop (window, rate, confirms) and the committer (audit
@@ -311,7 +323,11 @@ func (r *run) execute(ctx context.Context, pub *publisher, produce producer) err
 	}
 	for _, j := range left {
 		open.Add(1)
-		com.submit([]settled{{j, errors.New("not sent: the run stopped early; it is still parked")}})
+		why := "not sent: the run stopped early; it is still parked"
+		if j.held == nil {
+			why = "not sent: the run stopped early" // an import's line: nothing is parked
+		}
+		com.submit([]settled{{j, errors.New(why)}})
 	}
 	com.finish()
 	return <-perr
@@ -446,7 +462,7 @@ func (r *run) drain(ctx context.Context, pub *publisher, com *committer, wait ti
 			var out []settled
 			for t, f := range pub.inflight {
 				delete(pub.inflight, t)
-				out = append(out, settled{f.job, errOutcomeUnknown})
+				out = append(out, settled{f.job, outcomeUnknown(f.job)})
 			}
 			com.submit(out)
 			return
