@@ -84,6 +84,11 @@ func TestVhostAndWithVhostOfAList(t *testing.T) {
 	if want := "amqp://u:p@h1:5672/a%2Fb,amqp://u:p@h2:5672/other"; got != want {
 		t.Errorf("WithVhost = %q, want %q", got, want)
 	}
+	// A query stays the query's: the vhost goes in the path.
+	got = WithVhost("amqps://ops@rabbit:5671?server_name_indication=rabbit.internal", "payments")
+	if want := "amqps://ops@rabbit:5671/payments?server_name_indication=rabbit.internal"; got != want || Vhost(got) != "payments" {
+		t.Errorf("WithVhost with a query = %q (vhost %q), want %q", got, Vhost(got), want)
+	}
 }
 
 func TestManagementURLOfAList(t *testing.T) {

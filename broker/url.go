@@ -296,8 +296,14 @@ func WithVhost(raw, vhost string) string {
 	}
 	urls := SplitURLs(raw)
 	for i, u := range urls {
-		if Vhost(u) == "/" {
-			urls[i] = strings.TrimSuffix(u, "/") + "/" + url.PathEscape(vhost)
+		if Vhost(u) != "/" {
+			continue
+		}
+		// Parsed, not appended to: a query (amqps://h?server_name_indication=…)
+		// would take it in.
+		if pu, err := url.Parse(u); err == nil {
+			pu.Path, pu.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
+			urls[i] = pu.String()
 		}
 	}
 	return strings.Join(urls, ",")

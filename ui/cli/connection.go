@@ -65,9 +65,13 @@ func resolveConnection(c replay.Config, f ConnectionFlags) (replay.Connection, e
 	pick(&conn.TLS.Cert, f.TLS.Cert)
 	pick(&conn.TLS.Key, f.TLS.Key)
 	conn.TLS.InsecureSkipVerify = f.TLS.InsecureSkipVerify
-	if conn.Vhost == "" {
+	switch {
+	case conn.Vhost == "" || f.URL != "" || f.EnvURL != "":
+		// The context's vhost goes with the context's URL: a URL given by
+		// flag or environment names its own (else both would differ: the
+		// AMQP connection on one vhost, the management API asked of another).
 		conn.Vhost = broker.Vhost(conn.URL)
-	} else if f.URL == "" && f.EnvURL == "" {
+	default:
 		conn.URL = broker.WithVhost(conn.URL, conn.Vhost)
 	}
 	if f.Vhost != "" {

@@ -83,6 +83,11 @@ func TestVhostFlagOverridesTheURLAndTheContext(t *testing.T) {
 		{"context", ConnectionFlags{Vhost: "pay"}, "amqp://u:p@h1:5672/pay,amqp://u:p@h2:5672/pay", "pay"},
 		{"--url", ConnectionFlags{Vhost: "pay", URL: "amqp://u:p@h9:5672/orders"}, "amqp://u:p@h9:5672/pay", "pay"},
 		{"PARKINGLOT_URL, default vhost", ConnectionFlags{Vhost: "/", EnvURL: "amqp://u:p@h9:5672/orders"}, "amqp://u:p@h9:5672/%2F", "/"},
+		// Without --vhost, a URL given by flag or environment names its
+		// own vhost: the context's goes with the context's URL.
+		{"PARKINGLOT_URL, no --vhost", ConnectionFlags{EnvURL: "amqp://u:p@h9:5672/"}, "amqp://u:p@h9:5672/", "/"},
+		{"--url, no --vhost", ConnectionFlags{URL: "amqp://u:p@h9:5672/orders"}, "amqp://u:p@h9:5672/orders", "orders"},
+		{"context alone", ConnectionFlags{}, "amqp://u:p@h1:5672/vh,amqp://u:p@h2:5672/orders", "vh"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := resolveConnection(cfg, tc.flags)
