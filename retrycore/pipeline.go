@@ -230,6 +230,11 @@ func (p Pipeline) Validate() error {
 		if d.D <= 0 {
 			return bad("retry.delays: %s is not a positive delay", d.Text)
 		}
+		if d.D < time.Millisecond {
+			// x-message-ttl counts whole milliseconds: less would be 0,
+			// a retry at once.
+			return bad("retry.delays: %s is under 1ms, the shortest a queue's message TTL can hold", d.Text)
+		}
 		if seen[d.Text] {
 			return bad("retry.delays: %s is listed twice", d.Text)
 		}

@@ -111,6 +111,7 @@ func TestParsePipelineErrors(t *testing.T) {
 		{"misspelt key", file(map[string]string{"max_retries": "max_retires: 3"}), []string{`unknown key "max_retires"`}},
 		{"negative delay", file(map[string]string{"retry": "retry: {exchange: r, routing_key: rk, delays: [15s, -5s]}"}), []string{"retry.delays: -5s is not a positive delay"}},
 		{"zero delay", file(map[string]string{"retry": "retry: {exchange: r, routing_key: rk, delays: [0s]}"}), []string{"retry.delays: 0s is not a positive delay"}},
+		{"delay under a millisecond", file(map[string]string{"retry": "retry: {exchange: r, routing_key: rk, delays: [500us]}"}), []string{"retry.delays: 500us is under 1ms"}},
 		{"delay without unit", file(map[string]string{"retry": "retry: {exchange: r, routing_key: rk, delays: [15]}"}), []string{"line 3", `"15" is not a duration`}},
 		{"delay not a scalar", file(map[string]string{"retry": "retry: {exchange: r, routing_key: rk, delays: [{a: 1}]}"}), []string{"line 3", "want a duration"}},
 		{"duplicate delays", file(map[string]string{"retry": "retry: {exchange: r, routing_key: rk, delays: [15s, 30s, 15s]}"}), []string{"retry.delays: 15s is listed twice"}},
