@@ -12,10 +12,24 @@ import (
 // sends it to the background with b.
 func startJob(t *testing.T) *harness {
 	t.Helper()
+	hs := startReplayOnScreen(t, func(fb *fakeBackend) {
+		fb.queues = append(fb.queues, QueueRow{QueueInfo: broker.QueueInfo{Name: "other.dlq", Type: "classic"}, ParkingLot: true})
+		fb.add("other.dlq", "o-1", "boom", time.Minute, `{}`)
+	})
+	hs.press("b")
+	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
+	return hs
+}
+
+// startReplayOnScreen replays the demo's parking lot in the dialog on
+// screen, one message at a time (fb.gate), and returns once one is done.
+func startReplayOnScreen(t *testing.T, seed func(*fakeBackend)) *harness {
+	t.Helper()
 	fb := newFakeBackend(t.TempDir())
 	seedDemo(fb)
-	fb.queues = append(fb.queues, QueueRow{QueueInfo: broker.QueueInfo{Name: "other.dlq", Type: "classic"}, ParkingLot: true})
-	fb.add("other.dlq", "o-1", "boom", time.Minute, `{}`)
+	if seed != nil {
+		seed(fb)
+	}
 	fb.gate = make(chan struct{})
 	hs := newHarness(t, fb, "demo.error.dlq", 120, 30)
 	hs.until("loaded", hs.loaded)
@@ -25,8 +39,6 @@ func startJob(t *testing.T) *harness {
 	hs.untilScreen("0/7")
 	fb.gate <- struct{}{}
 	hs.untilScreen("1/7")
-	hs.press("b")
-	hs.until("the job in the background", func() bool { return hs.m.dialog == nil && len(hs.m.jobs) == 1 })
 	return hs
 }
 
@@ -114,17 +126,7 @@ func TestQuitWithAJobAsksFirst(t *testing.T) {
 // screen runs a replay asks as for a job; y stops it and quits once it
 // stopped, with its outcome told as a job's.
 func TestCtrlCDuringAnActionOnScreenAsksAndTells(t *testing.T) {
-	fb := newFakeBackend(t.TempDir())
-	seedDemo(fb)
-	fb.gate = make(chan struct{})
-	hs := newHarness(t, fb, "demo.error.dlq", 120, 30)
-	hs.until("loaded", hs.loaded)
-	hs.press("R")
-	hs.untilScreen("7 × → demo.main")
-	hs.press("enter")
-	hs.untilScreen("0/7")
-	fb.gate <- struct{}{}
-	hs.untilScreen("1/7")
+	hs := startReplayOnScreen(t, nil)
 	hs.press("ctrl+c")
 	hs.untilScreen("1 job(s) running — y: quit and stop them")
 	if hs.quit {
