@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -86,17 +85,7 @@ func TestBrowseEarlyEndKeepsTheOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := 0
-			for {
-				_, err := p.Next(ctx)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
-			}
+			n := readToEnd(t, ctx, p)
 			if n != 2 {
 				t.Fatalf("a pass with limit 2 handed over %d messages", n)
 			}

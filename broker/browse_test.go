@@ -26,6 +26,23 @@ func publishN(t *testing.T, ch *amqp.Channel, queue string, n int) {
 	brokertest.PublishMany(t, ch, "", queue, msgs)
 }
 
+// readToEnd takes every delivery Next hands over until io.EOF (a test
+// fails on any other error) and returns how many.
+func readToEnd(t *testing.T, ctx context.Context, p *broker.Pass) int {
+	t.Helper()
+	n := 0
+	for {
+		_, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+}
+
 // browseAll runs one pass over the queue, taking nothing, and returns the ids
 // in the order seen.
 func browseAll(t *testing.T, conn *broker.Conn, mgmt *broker.Management, queue string) ([]string, broker.PassReport) {
@@ -83,17 +100,7 @@ func TestBrowseLimitStopsEarlyAndLeavesTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for {
-		_, err := p.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
+	n := readToEnd(t, ctx, p)
 	if _, err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
