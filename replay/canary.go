@@ -174,7 +174,7 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 			return total, steps, nil
 		}
 		step := o.Options
-		step.limit, step.earlier, step.Limit = n, earlier, left()
+		step.earlier, step.Limit = earlier, bound(n, left())
 		rids := map[string]bool{}
 		base := total.Done + total.Failed // counted on from the steps before
 		step.Progress = func(e Event) {
@@ -261,6 +261,14 @@ func (s *Session) Canary(ctx context.Context, o CanaryOptions) (Result, []Canary
 	res, err := s.Replay(ctx, rest)
 	add(&total, res)
 	return total, steps, err
+}
+
+// bound is the tighter of two limits (0: none).
+func bound(a, b int) int {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // earlierSteps is what a canary run's earlier steps did, for the next

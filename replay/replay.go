@@ -37,15 +37,13 @@ type Options struct {
 	// Run is the replay run's id (x-replay-run, the audit log's run);
 	// NewRunID() when empty. A canary's steps share one.
 	Run string
-	// Limit, when > 0, is how many messages the run sends at most: the
-	// count a person confirmed in a plan, so that messages parked since do
-	// not go with them (new ones arrive at the back).
+	// Limit, when > 0, is how many messages the run sends at most, the
+	// first of the selection: the count a person confirmed in a plan, so
+	// that messages parked since do not go with them (new ones arrive at
+	// the back); a canary step's size. A message that cannot be sent at all
+	// (no origin) does not count; one sent and refused does.
 	Limit int
 
-	// limit, when > 0, is how many messages the run sends at most: a
-	// canary step, the first N of the selection. A message that cannot be
-	// sent at all (no origin) does not count; one sent and refused does.
-	limit int
 	// earlier, when set, is what the earlier steps of the same canary run
 	// did: what failed there is not tried again, what they sent is under
 	// the loop guard, and this run's failures and copies join them.
@@ -140,7 +138,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	if r.runID == "" {
 		r.runID = NewRunID()
 	}
-	r.limit = bound(o.limit, o.Limit)
+	r.limit = o.Limit
 	if o.earlier != nil {
 		r.earlier, r.failedKeys, r.seed, r.sent = o.earlier, o.earlier.counts(), o.earlier.seed, o.earlier.sent
 	}
@@ -154,14 +152,6 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	res.Run = r.runID
 	res.sent = r.sentN
 	return res, err
-}
-
-// bound is the tighter of two limits (0: none).
-func bound(a, b int) int {
-	if a <= 0 || (b > 0 && b < a) {
-		return b
-	}
-	return a
 }
 
 // prepareFunc turns a chosen parked message into the job that publishes

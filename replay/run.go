@@ -71,7 +71,7 @@ type run struct {
 	// (x-replay-run) and audit entry; "" for the other runs.
 	runID string
 
-	// limit and sentN: Options.limit, and how many new messages the
+	// limit and sentN: Options.Limit, and how many new messages the
 	// producer goroutine (the only one to touch sentN) has sent.
 	limit, sentN int
 	// earlier: Options.earlier (nil but for a canary's runs).
