@@ -169,7 +169,7 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	}
 	if opts.Alone && counts.Consumers > 0 {
 		_ = conn.CloseChannel(ch)
-		return nil, fmt.Errorf("browse %s: %w", opts.Queue, ErrOthersConsume)
+		return nil, fmt.Errorf("browse %s: %w: the pass did not begin", opts.Queue, ErrOthersConsume)
 	}
 	ready := counts.Messages
 	facts.Ready = ready

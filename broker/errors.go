@@ -29,9 +29,10 @@ var (
 	// connection, and not "held messages return": a deleted queue's
 	// messages are gone with it.
 	ErrConsumerCancelled = errors.New("the broker cancelled the browse's consumer (the queue deleted, its node down, or a consumer timeout)")
-	// ErrOthersConsume: a pass asked to run alone (PassOptions.Alone)
-	// found consumers on the queue and did not begin.
-	ErrOthersConsume = errors.New("the queue has consumers: the pass did not begin")
+	// ErrOthersConsume: a read that must not run beside another consumer
+	// (a pass with PassOptions.Alone, a head read) found one and took
+	// nothing.
+	ErrOthersConsume = errors.New("the queue has consumers")
 )
 
 // Error is a channel or connection error from the broker, reworded for people.

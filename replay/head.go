@@ -112,8 +112,9 @@ func (s *Session) Depth(ctx context.Context, queue string) (QueueDepth, error) {
 }
 
 // ErrHasConsumers: Head found consumers on the queue (a replay, a browse,
-// a service) and read nothing.
-var ErrHasConsumers = errors.New("the queue has consumers: its head is not read")
+// a service) and read nothing. It wraps broker.ErrOthersConsume, as a
+// scan's refusal does.
+var ErrHasConsumers = fmt.Errorf("%w: its head is not read", broker.ErrOthersConsume)
 
 // ErrNotHarmless: the queue's head cannot be read without a give-back that
 // counts toward a delivery limit or moves the message (see ReadsHarmlessly).

@@ -428,7 +428,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 		return nil
 	}
 	// The management API's count lags; the head read asks the queue.
-	if errors.Is(headErr, replay.ErrHasConsumers) {
+	if errors.Is(headErr, broker.ErrOthersConsume) {
 		readHead, headErr = false, nil
 		d.Consumers = max(d.Consumers, 1)
 	}
