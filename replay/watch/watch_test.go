@@ -85,9 +85,12 @@ func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
 		_, scanned := m.value("parkinglot_watch_last_scan_timestamp_seconds", lot(classic))
 		arrivals, _ := m.value("parkinglot_parked_arrivals_total", lot(classic))
 		qDepth, _ := m.value("parkinglot_parked_messages", lot(quorum))
-		return scanned && arrivals == 10 && qDepth == 3
+		// The scans run one lot at a time: where the watch reads a quorum
+		// lot, its scan is awaited too.
+		_, qScanned := m.value("parkinglot_watch_last_scan_timestamp_seconds", lot(quorum))
+		return scanned && arrivals == 10 && qDepth == 3 && (qScanned || !readsQuorum(v))
 	}, func() string {
-		return fmt.Sprintf("no scan of %s, or its arrivals and the quorum depth not counted yet: %v", classic, m)
+		return fmt.Sprintf("no scan of %s (or of %s), or its arrivals and the quorum depth not counted yet: %v", classic, quorum, m)
 	})
 
 	if d, _ := m.value("parkinglot_parked_messages", lot(classic)); d != 10 {
