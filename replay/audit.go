@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,10 +74,8 @@ type auditLog struct {
 	path string
 	f    *os.File
 	user AuditUser
-	// buf holds a batch's lines; enc writes each entry into it as a JSON
-	// line, with no copy of its own.
-	buf bytes.Buffer
-	enc *json.Encoder
+	// buf holds a batch's lines (appendAuditLine).
+	buf []byte
 }
 
 func (s *Session) openAudit() (*auditLog, error) {
@@ -105,9 +101,7 @@ func (s *Session) openAudit() (*auditLog, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		_ = f.Chmod(0o600)
 	}
-	a := &auditLog{path: path, f: f, user: AuditUser{OS: s.osUser, AMQP: s.amqpUser}}
-	a.enc = json.NewEncoder(&a.buf)
-	return a, nil
+	return &auditLog{path: path, f: f, user: AuditUser{OS: s.osUser, AMQP: s.amqpUser}}, nil
 }
 
 // commit writes the entries and fsyncs the file: one fsync per batch of
@@ -118,22 +112,25 @@ func (a *auditLog) commit(entries []AuditEntry) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.buf.Reset()
-	for i := range entries {
-		e := &entries[i]
-		e.User = a.user
-		e.Error = broker.RedactText(e.Error)
-		if err := a.enc.Encode(e); err != nil { // the entry and a newline
-			return fmt.Errorf("audit log: %w", err)
-		}
-	}
-	if _, err := a.f.Write(a.buf.Bytes()); err != nil {
+	a.encode(entries)
+	if _, err := a.f.Write(a.buf); err != nil {
 		return fmt.Errorf("audit log %s: %w", a.path, err)
 	}
 	if err := a.f.Sync(); err != nil {
 		return fmt.Errorf("audit log %s: fsync: %w", a.path, err)
 	}
 	return nil
+}
+
+// encode puts the entries' lines in a.buf.
+func (a *auditLog) encode(entries []AuditEntry) {
+	a.buf = a.buf[:0]
+	for i := range entries {
+		e := &entries[i]
+		e.User = a.user
+		e.Error = broker.RedactText(e.Error)
+		a.buf = appendAuditLine(a.buf, e)
+	}
 }
 
 func (a *auditLog) Close() error {
