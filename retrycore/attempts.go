@@ -3,6 +3,7 @@ package retrycore
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -40,7 +41,8 @@ import (
 func attempts(ctx context.Context, h amqp.Table, deaths []Death, first DeathRef, limits DeliveryLimits) (int64, string) {
 	if v, present := h[HeaderRetryCount]; present {
 		if n, ok := asInt(v); ok && n >= 0 {
-			return sat(n, 1), fmt.Sprintf("%s %d + 1 (the run that parked it)", HeaderRetryCount, n)
+			// Concatenated, not formatted: every message a replay reads comes here.
+			return sat(n, 1), HeaderRetryCount + " " + strconv.FormatInt(n, 10) + " + 1 (the run that parked it)"
 		}
 	}
 	origQueue, _ := asString(rascalValue(h, "originalQueue"))
