@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,8 @@ type committer struct {
 	open     *atomic.Int64 // jobs handed to the publisher, not yet committed
 	done     chan struct{}
 	failed   atomic.Bool // the audit log could not be written: stop
+	// entries: the last batch's audit entries, their room used again.
+	entries []AuditEntry
 }
 
 func newCommitter(r *run, kind EventKind, open *atomic.Int64) *committer {
@@ -76,11 +79,19 @@ func (c *committer) loop() {
 	}
 }
 
-func (c *committer) commit(batch []settled) {
+// entriesOf is the audit entries of a batch, one a message, stamped now,
+// in entries' room.
+func (r *run) entriesOf(entries []AuditEntry, batch []settled) []AuditEntry {
 	now := time.Now().UTC()
-	entries := make([]AuditEntry, len(batch))
+	entries = slices.Grow(entries[:0], len(batch))[:len(batch)]
 	for i, s := range batch {
-		e := s.job.entry
+		j := s.job
+		e := *j.entry
+		e.To = &j.dest
+		e.MessageID, e.ReplayID, e.Run = j.id, j.replayID, r.runID
+		if j.auditID != "" {
+			e.MessageID = j.auditID
+		}
 		e.Time = now
 		e.Result = resultOK
 		if s.err != nil {
@@ -88,6 +99,13 @@ func (c *committer) commit(batch []settled) {
 		}
 		entries[i] = e
 	}
+	return entries
+}
+
+func (c *committer) commit(batch []settled) {
+	entries := c.run.entriesOf(c.entries, batch)
+	c.entries = entries
+	defer clear(entries) // they point into the batch's jobs: keep none alive
 	if c.failed.Load() {
 		c.notRemoved(batch, errors.New("audit log not writable"))
 		return

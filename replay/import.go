@@ -68,6 +68,7 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 		abs = a
 	}
 	userNoted := false
+	entry := &AuditEntry{Action: "import", File: abs}
 	err = r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
 		_, err := scanImport(data, name, o.To, true, func(line int, m broker.Message, dest retrycore.Destination) error {
 			pb := m.Publishing()
@@ -88,8 +89,7 @@ func (s *Session) Import(ctx context.Context, o ImportOptions) (Result, error) {
 			}
 			id := fmt.Sprintf("%s (line %d)", m.ID(), line)
 			r.tally.chosen(id)
-			j := &job{id: id, dest: dest, pub: pb,
-				entry: AuditEntry{Action: "import", File: abs, To: &dest, MessageID: m.ID()}}
+			j := &job{id: id, dest: dest, pub: pb, entry: entry, auditID: m.ID()}
 			select {
 			case jobs <- j:
 				return nil

@@ -25,10 +25,16 @@ type job struct {
 	replayID string       // "" for import (the message is restored as it was)
 	dest     retrycore.Destination
 	pub      amqp.Publishing
-	entry    AuditEntry // action, queue, file; result filled in on commit
-	sends    int
-	counted  bool     // a re-send of a copy already counted as done (see pendingCopy)
-	resets   []string // the retry counters the copy has reset (Transform)
+	// entry is the run's part of the job's audit entry (action, queue or
+	// file), shared by its jobs; the committer adds the job's own
+	// (entryOf).
+	entry *AuditEntry
+	// auditID is the entry's message id when it is not id (an import's id
+	// names its line).
+	auditID string
+	sends   int
+	counted bool     // a re-send of a copy already counted as done (see pendingCopy)
+	resets  []string // the retry counters the copy has reset (Transform)
 }
 
 // settled is a job whose fate is known.
@@ -164,13 +170,7 @@ func (p *publisher) send(ctx context.Context, j *job) []settled {
 			false, // immediate (unsupported by RabbitMQ)
 			j.pub)
 		if err == nil {
-			j.sends++
-			p.tag++
-			f := &flight{job: j}
-			p.inflight[p.tag] = f
-			if j.replayID != "" {
-				p.byRID[j.replayID] = f
-			}
+			p.track(j)
 			continue
 		}
 		if !channelGone(err, p.ch.IsClosed(), p.conn.IsClosed()) { // refused before sending, e.g. a header type AMQP cannot carry
@@ -182,6 +182,17 @@ func (p *publisher) send(ctx context.Context, j *job) []settled {
 		queue = append(append(resend, j), queue...)
 	}
 	return out
+}
+
+// track keeps j in flight under the delivery tag of its publish.
+func (p *publisher) track(j *job) {
+	j.sends++
+	p.tag++
+	f := &flight{job: j}
+	p.inflight[p.tag] = f
+	if j.replayID != "" {
+		p.byRID[j.replayID] = f
+	}
 }
 
 // channelGone reports whether a failed publish failed because its channel

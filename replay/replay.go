@@ -159,6 +159,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 type prepareFunc func(h *broker.Held, sum Summary, replayID string) (*job, error)
 
 func replayPrepare(queue string, target Target, action string) prepareFunc {
+	entry := &AuditEntry{Action: action, Queue: queue}
 	return func(h *broker.Held, sum Summary, rid string) (*job, error) {
 		dest, err := destinationFor(sum, target)
 		if err != nil {
@@ -181,8 +182,7 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 			resets = append(resets, sendAlone(pub.Headers)...)
 		}
 		return &job{
-			held: h, id: sum.ID, replayID: rid, dest: dest, pub: pub, resets: resets,
-			entry: AuditEntry{Action: action, Queue: queue, To: &dest, MessageID: sum.ID, ReplayID: rid},
+			held: h, id: sum.ID, replayID: rid, dest: dest, pub: pub, resets: resets, entry: entry,
 		}, nil
 	}
 }
@@ -303,7 +303,6 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		j.counted = prior != nil && prior.counted
 		if r.runID != "" {
 			j.pub.Headers[retrycore.HeaderReplayRun] = r.runID
-			j.entry.Run = r.runID
 		}
 		r.markSent(rid)
 		select {
