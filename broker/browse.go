@@ -147,7 +147,15 @@ type Held struct {
 	Message
 	DeliveryCount int64 // x-delivery-count when delivered (quorum)
 	pass          *Pass
+	// shared: the pass keeps the message too, to re-publish it if it is
+	// given back (refresh): its headers are not the holder's to change.
+	shared bool
 }
+
+// OwnsHeaders reports whether the holder may change the message's headers
+// in place: no one else reads them (the pass keeps a message it may have
+// to re-publish, and reads its headers then).
+func (h *Held) OwnsHeaders() bool { return !h.shared }
 
 // Ack removes the message from the queue. Call it only after the copy the
 // caller made is safe (confirmed by the broker, written to a file).
@@ -460,6 +468,7 @@ func (p *Pass) hold(d amqp.Delivery) *Held {
 	p.lastTag = max(p.lastTag, d.DeliveryTag)
 	if p.mustRefresh(h) {
 		p.atRisk[d.DeliveryTag] = h.Message
+		h.shared = true
 	}
 	p.mu.Unlock()
 	return h

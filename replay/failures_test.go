@@ -165,3 +165,46 @@ func TestWithoutManagementAPIPreviewUnavailableRestWorks(t *testing.T) {
 		t.Errorf("queues without the API: %v, want ErrNoManagement", err)
 	}
 }
+
+// A replay writes its copy's headers into the held delivery's own table,
+// except where the pass keeps that delivery to put it back itself: a
+// quorum parking lot's message one give-back from its delivery limit,
+// which the pass re-publishes rather than give back. Its copy unroutable,
+// the message put back is the parked one as it was (its retry count kept,
+// no replay id), on every version (a reject with requeue counts on all).
+func TestReplayOfAMessageNearItsDeliveryLimitPutsItBackUnchanged(t *testing.T) {
+	ch := brokertest.Channel(t)
+	q := brokertest.Name(t, "dlq")
+	ex := brokertest.Name(t, "nobody.bound")
+	brokertest.DeclareQueue(t, ch, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2)})
+	brokertest.DeclareExchange(t, ch, ex, "direct")
+	publishN(t, ch, "", q, 1, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: idOf(i), Body: []byte("body"), DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table{"x-last-error": "boom", "x-retry-count": int32(3), "tenant": "acme"}}
+	})
+	brokertest.WaitDepth(t, q, 1, 15*time.Second)
+	d, ok, err := ch.Get(q, false)
+	if err != nil || !ok {
+		t.Fatalf("get: %v (got one: %v)", err, ok)
+	}
+	if err := d.Reject(true); err != nil { // one failed delivery: the next give-back would be the limit's
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, q, 1, 15*time.Second)
+
+	s, _ := openSession(t, replay.Config{})
+	res, err := s.Replay(testCtx(t, 60*time.Second), replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest(ex, "nowhere")})
+	if err != nil || res.Failed != 1 || res.Pass.Refreshed != 1 {
+		t.Fatalf("replay: %v, result %+v: want 1 not done, its message refreshed", err, res)
+	}
+	brokertest.WaitDepth(t, q, 1, 15*time.Second)
+	d = getOne(t, ch, q)
+	if d.MessageId != idOf(0) || d.Headers["x-retry-count"] != int32(3) || d.Headers["tenant"] != "acme" {
+		t.Errorf("message put back: id %q, headers %v: want %s with its own headers", d.MessageId, d.Headers, idOf(0))
+	}
+	for _, k := range []string{"x-replay-id", "x-replay-count", "x-replayed-at"} {
+		if v, ok := d.Headers[k]; ok {
+			t.Errorf("message put back carries its copy's %s (%v)", k, v)
+		}
+	}
+}

@@ -165,7 +165,13 @@ func replayPrepare(queue string, target Target, action string) prepareFunc {
 		if err != nil {
 			return nil, err
 		}
-		pub, resets := Transform(h.Message, rid, time.Now())
+		transform := Transform
+		if h.OwnsHeaders() {
+			// Its summary is made and nothing reads its headers again:
+			// they become the copy's.
+			transform = transformOwned
+		}
+		pub, resets := transform(h.Message, rid, time.Now())
 		if sum.Facts.Error != "" {
 			// What it failed with, so that a copy that comes back can be
 			// told to fail the same way or another.

@@ -28,11 +28,23 @@ func Transform(m broker.Message, replayID string, now time.Time) (amqp.Publishin
 	for k, v := range m.Headers {
 		h[k] = v // ResetBudget replaces nested tables it edits, so a shallow copy is enough
 	}
-	reset := retrycore.ResetBudget(h)
+	m.Headers = h
+	return transformOwned(m, replayID, now)
+}
+
+// transformOwned is Transform changing m's headers in place, for a caller
+// that owns them and reads them no more (a replay's held delivery, see
+// broker.Held.OwnsHeaders): no copy of the table a message.
+func transformOwned(m broker.Message, replayID string, now time.Time) (amqp.Publishing, []string) {
+	h := m.Headers
+	if h == nil {
+		h = amqp.Table{}
+	}
 	var count int64
-	if n, ok := broker.IntValue(m.Headers[retrycore.HeaderReplayCount]); ok && n > 0 {
+	if n, ok := broker.IntValue(h[retrycore.HeaderReplayCount]); ok && n > 0 {
 		count = n
 	}
+	reset := retrycore.ResetBudget(h)
 	h[retrycore.HeaderReplayCount] = int32(min(count+1, math.MaxInt32))
 	h[retrycore.HeaderReplayedAt] = now.Truncate(time.Second) // AMQP timestamps are seconds
 	h[retrycore.HeaderReplayID] = replayID
