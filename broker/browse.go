@@ -348,6 +348,13 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 			return nil, err
 		}
 	}
+	// A delivery already here needs no timer: while a pass streams, that
+	// is almost every call.
+	if ctx.Err() == nil {
+		if h, ok, err := p.receiveReady(); ok {
+			return h, err
+		}
+	}
 	// One timer for the pass, reset for each call: Next runs once a
 	// message, and since Go 1.23 a Reset timer never delivers a stale tick.
 	if p.idleTimer == nil {
@@ -416,6 +423,25 @@ func (p *Pass) receive(ctx context.Context, timeout <-chan time.Time) (h *Held, 
 		case <-timeout:
 			return nil, true, nil
 		}
+	}
+}
+
+// receiveReady is receive for a delivery that is already here; ok false
+// when none is (nor an end of the deliveries to handle).
+func (p *Pass) receiveReady() (h *Held, ok bool, err error) {
+	c := p.current()
+	select {
+	case d, open := <-c.deliveries:
+		if !open {
+			if p.segmentDrained() {
+				return nil, false, nil
+			}
+			return nil, true, p.ended()
+		}
+		c.read++
+		return p.hold(d), true, nil
+	default:
+		return nil, false, nil
 	}
 }
 
