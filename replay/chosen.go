@@ -50,21 +50,26 @@ func (w walk) chosen(ctx context.Context, p *broker.Pass) iter.Seq2[chosen, erro
 				yield(chosen{}, err)
 				return
 			}
-			id := h.ID()
-			if w.admit != nil && !w.admit(h, id) {
-				continue
-			}
-			sum := summarize(ctx, h.Message, id, w.q)
-			ok, ferr := w.sel.match(h.Message, sum, w.queue, now)
-			if ferr != nil {
-				if w.skip != nil {
-					w.skip(id, ferr)
-				}
-				continue
-			}
-			if ok && !yield(chosen{held: h, id: id, sum: sum}, nil) {
+			if c, ok := w.choose(ctx, h, now); ok && !yield(c, nil) {
 				return
 			}
 		}
 	}
+}
+
+// choose summarises a held message and reports whether the walk picks it.
+func (w walk) choose(ctx context.Context, h *broker.Held, now time.Time) (chosen, bool) {
+	id := h.ID()
+	if w.admit != nil && !w.admit(h, id) {
+		return chosen{}, false
+	}
+	sum := summarize(ctx, h.Message, id, w.q)
+	ok, err := w.sel.match(h.Message, sum, w.queue, now)
+	if err != nil {
+		if w.skip != nil {
+			w.skip(id, err)
+		}
+		return chosen{}, false
+	}
+	return chosen{held: h, id: id, sum: sum}, ok
 }

@@ -264,10 +264,44 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 	}
 }
 
-// readPass is the producer of a replay: it reads the pass, applies the loop
-// guard and the selection, and prepares a job per chosen message.
-func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, q retrycore.OriginQuery, prepare prepareFunc, jobs chan<- *job) error {
-	w := walk{queue: queue, sel: sel, q: q,
+// jobFor turns a chosen message into its job: nil when it is not sent
+// (it failed for good earlier, the run sent its limit, or its copy could
+// not be prepared); enough when the run sent its limit and owes no
+// re-send, so the pass can end.
+func (r *run) jobFor(c chosen, prepare prepareFunc) (j *job, enough bool) {
+	h, id, sum := c.held, c.id, c.sum
+	key := r.key(id, h.Body)
+	if r.takeFailed(key) {
+		return nil, false
+	}
+	if r.full() && !r.owes(key) {
+		return nil, !r.owesAny()
+	}
+	rid, prior := r.replayIDFor(key)
+	if prior == nil {
+		r.tally.chosen(id)
+	}
+	j, err := prepare(h, sum, rid)
+	if err != nil {
+		r.failedFor(&job{id: id, key: key}, err)
+		return nil, false
+	}
+	if prior == nil {
+		r.sentN++
+	}
+	j.key = key
+	j.counted = prior != nil && prior.counted
+	if r.runID != "" {
+		j.pub.Headers[retrycore.HeaderReplayRun] = r.runID
+	}
+	r.markSent(rid)
+	return j, false
+}
+
+// walk is how a replay reads a pass: the selection, and the loop guard
+// that passes over this run's own copies.
+func (r *run) walk(queue string, sel *selection, q retrycore.OriginQuery) walk {
+	return walk{queue: queue, sel: sel, q: q,
 		skip: func(id string, err error) { r.tally.skipped(id, err.Error()) },
 		admit: func(h *broker.Held, id string) bool {
 			if rid, ok := h.Headers[retrycore.HeaderReplayID].(string); ok && r.wasSent(rid) {
@@ -278,39 +312,22 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		},
 		stopped: r.stop.Load,
 	}
-	for c, err := range w.chosen(ctx, p) {
+}
+
+// readPass is the producer of a replay: it reads the pass, applies the loop
+// guard and the selection, and prepares a job per chosen message.
+func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, q retrycore.OriginQuery, prepare prepareFunc, jobs chan<- *job) error {
+	for c, err := range r.walk(queue, sel, q).chosen(ctx, p) {
 		if err != nil {
 			return err
 		}
-		h, id, sum := c.held, c.id, c.sum
-		key := r.key(id, h.Body)
-		if r.takeFailed(key) {
+		j, enough := r.jobFor(c, prepare)
+		if enough {
+			return nil // sent its limit, owes no re-send: the rest is given back unread
+		}
+		if j == nil {
 			continue
 		}
-		if r.full() && !r.owes(key) {
-			if !r.owesAny() {
-				return nil // sent its limit, owes no re-send: the rest is given back unread
-			}
-			continue
-		}
-		rid, prior := r.replayIDFor(key)
-		if prior == nil {
-			r.tally.chosen(id)
-		}
-		j, err := prepare(h, sum, rid)
-		if err != nil {
-			r.failedFor(&job{id: id, key: key}, err)
-			continue
-		}
-		if prior == nil {
-			r.sentN++
-		}
-		j.key = key
-		j.counted = prior != nil && prior.counted
-		if r.runID != "" {
-			j.pub.Headers[retrycore.HeaderReplayRun] = r.runID
-		}
-		r.markSent(rid)
 		select {
 		case jobs <- j:
 		case <-ctx.Done():
