@@ -3,40 +3,22 @@ package replay
 import (
 	"context"
 	"hash/maphash"
-	"strconv"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/retrycore"
 )
 
-// parkedForBench is a message as the replay benchmark parks it
-// (benchtest.Parked): 1 KiB body, the header contract and one x-death.
+// parkedForBench is the replay benchmark's parked message i
+// (benchtest.Parked) as a pass holds it.
 func parkedForBench(i int) broker.Message {
-	now := time.Now().Truncate(time.Second)
-	return broker.Message{
-		Properties: broker.Properties{MessageID: "bench-" + strconv.Itoa(1000000+i), ContentType: "application/json", DeliveryMode: 2, Timestamp: now},
-		Body:       make([]byte, 1024),
-		Headers: amqp.Table{
-			"x-original-exchange":    "main.exchange",
-			"x-original-routing-key": "payment.execute",
-			"x-original-queue":       "main.queue",
-			"x-retry-count":          int32(3),
-			"x-last-error":           "context deadline exceeded after 30s",
-			"x-first-failed-at":      now.Add(-time.Minute),
-			"x-parked-at":            now,
-			"x-failure-kind":         "retries-exhausted",
-			"x-death": []any{amqp.Table{
-				"count": int64(3), "reason": "expired", "queue": "payment.retry.15s", "time": now,
-				"exchange": "retry.exchange", "routing-keys": []any{"payment.retry.15s"},
-			}},
-			"tenant": "acme",
-		},
-		Exchange: "errors", RoutingKey: "payment", DeliveryTag: uint64(i + 1),
-	}
+	p := benchtest.Parked(i, benchtest.ParkedOrigin{Exchange: "main.exchange", RoutingKey: "payment.execute", Queue: "main.queue"})
+	return broker.FromDelivery(amqp.Delivery{Headers: p.Headers, ContentType: p.ContentType, DeliveryMode: p.DeliveryMode,
+		MessageId: p.MessageId, Timestamp: p.Timestamp, Body: p.Body, Exchange: "errors", RoutingKey: "payment", DeliveryTag: uint64(i + 1)})
 }
 
 // BenchmarkReplayClientWork is the client work a replay adds to a raw
