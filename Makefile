@@ -147,6 +147,7 @@ fuzz:
 	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 	$(GO) test ./broker -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 	$(GO) test ./retrycore -run '^$$' -fuzz '^FuzzGroupKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	$(GO) test ./replay -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 ## chaos: only the fault-injection runs (kill -9, forced closes, broker restart)
 ## (BROKER=4.0 or 4.3 for another broker)
