@@ -27,7 +27,7 @@ type job struct {
 	pub      amqp.Publishing
 	// entry is the run's part of the job's audit entry (action, queue or
 	// file), shared by its jobs; the committer adds the job's own
-	// (entryOf).
+	// (run.entriesOf).
 	entry *AuditEntry
 	// auditID is the entry's message id when it is not id (an import's id
 	// names its line).
