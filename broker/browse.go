@@ -137,9 +137,25 @@ type Pass struct {
 	lastTag     uint64 // highest delivery tag handed over
 	// sawDeliveryCount: some delivery carried x-delivery-count (quorum).
 	sawDeliveryCount bool
-	done             bool
-	report           PassReport
-	lastErr          error
+	// pending are deliveries one lost connection from the delivery limit,
+	// read but not yet made safe nor handed over; handover, those that
+	// could not be made safe, to hand over as held (browse_safe.go).
+	// eagerRefreshed counts those made safe; safeErr is why one was not.
+	pending        []*Held
+	handover       []*Held
+	eagerRefreshed int
+	safeErr        error
+	// riskWindow is the next segment's window on a queue with a delivery
+	// limit (0: the usual window); segAtRisk, the newest segment met a
+	// message one lost connection from the limit.
+	riskWindow int
+	segAtRisk  bool
+	// returns receives copies the broker returned (confirm mode is on once
+	// it is set).
+	returns <-chan amqp.Return
+	done    bool
+	report  PassReport
+	lastErr error
 }
 
 // Held is one delivery held by a pass.
@@ -150,6 +166,9 @@ type Held struct {
 	// shared: the pass keeps the message too, to re-publish it if it is
 	// given back (refresh): its headers are not the holder's to change.
 	shared bool
+	// atRisk: one lost connection would drop it; the pass makes it safe
+	// before handing anything over (browse_safe.go).
+	atRisk bool
 }
 
 // OwnsHeaders reports whether the holder may change the message's headers
@@ -197,6 +216,9 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 	}
 	p.report.Notes = notes
 	p.othersSeen(counts.Consumers)
+	if p.limitedWindow() {
+		p.riskWindow = riskWindowStart
+	}
 	if opts.Limit > 0 && opts.Limit < p.target {
 		p.target = opts.Limit
 	}
@@ -332,8 +354,44 @@ func (p *Pass) othersSeen(n int) {
 func (p *Pass) Facts() QueueFacts { return p.facts }
 
 // Next returns the next held delivery, or io.EOF when the pass has seen
-// every message that was ready when it began (or opts.Limit of them).
+// every message that was ready when it began (or opts.Limit of them). A
+// message one lost connection from its queue's delivery limit is made safe
+// first (browse_safe.go): its re-published copy is handed over when the
+// pass comes to it.
 func (p *Pass) Next(ctx context.Context) (*Held, error) {
+	for {
+		if len(p.handover) > 0 {
+			h := p.handover[0]
+			p.handover = p.handover[1:]
+			return h, nil
+		}
+		if len(p.pending) >= riskWindowStart {
+			p.makeSafe(ctx)
+			continue
+		}
+		h, err := p.next(ctx, len(p.pending) > 0)
+		switch {
+		case err == errNoneReady || (err != nil && len(p.pending) > 0 && ctx.Err() == nil && !p.ch.IsClosed()):
+			// Nothing more is here yet, or the pass is at its end: make
+			// safe what is pending before waiting or ending.
+			p.makeSafe(ctx)
+			continue
+		case err != nil:
+			return nil, err
+		case h.atRisk:
+			p.pending = append(p.pending, h)
+			continue
+		}
+		return h, nil
+	}
+}
+
+// errNoneReady: next was asked not to wait, and no delivery is here.
+var errNoneReady = errors.New("no delivery ready")
+
+// next is Next without making messages safe: poll returns errNoneReady
+// rather than wait for a delivery.
+func (p *Pass) next(ctx context.Context, poll bool) (*Held, error) {
 	p.mu.Lock()
 	seen, done := p.seen, p.done
 	p.mu.Unlock()
@@ -354,6 +412,9 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 		if h, ok, err := p.receiveReady(); ok {
 			return h, err
 		}
+	}
+	if poll {
+		return nil, errNoneReady
 	}
 	// One timer for the pass, reset for each call: Next runs once a
 	// message, and since Go 1.23 a Reset timer never delivers a stale tick.
@@ -402,14 +463,23 @@ func (p *Pass) Next(ctx context.Context) (*Held, error) {
 	}
 }
 
-func (p *Pass) hold(d amqp.Delivery) *Held {
+// hold takes a delivery the pass read. One the caller reads (eager) that
+// one lost connection would drop is marked atRisk and not counted as seen
+// yet: Next makes it safe before anything else (browse_safe.go).
+func (p *Pass) hold(d amqp.Delivery, eager bool) *Held {
 	h := &Held{Message: FromDelivery(d), pass: p}
 	n, counted := IntValue(d.Headers["x-delivery-count"])
 	h.DeliveryCount = n
 	p.mu.Lock()
 	p.sawDeliveryCount = p.sawDeliveryCount || counted
-	p.seen++
 	p.lastTag = max(p.lastTag, d.DeliveryTag)
+	if eager && p.dropsOnLoss(h) {
+		h.atRisk, h.shared = true, true
+		p.segAtRisk = true
+		p.mu.Unlock()
+		return h
+	}
+	p.seen++
 	if p.mustRefresh(h) {
 		p.atRisk[d.DeliveryTag] = h.Message
 		h.shared = true

@@ -33,6 +33,13 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	}
 	p.mu.Lock()
 	p.done = true
+	// What was read but not yet made safe is held: refreshed below, as a
+	// message near the limit always was, or given back.
+	for _, h := range p.pending {
+		p.seen++
+		p.atRisk[h.DeliveryTag] = h.Message
+	}
+	p.pending = nil
 	p.mu.Unlock()
 	for _, c := range p.consumers {
 		if c.cancelled {
@@ -52,7 +59,12 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 		rep.HeldToKeepOrder += p.takePushed(ctx)
 	}
 	refreshed, err := p.refresh(ctx)
-	rep.Refreshed = refreshed
+	p.mu.Lock()
+	rep.Refreshed = refreshed + p.eagerRefreshed
+	if err == nil {
+		err = p.safeErr
+	}
+	p.mu.Unlock()
 	if err != nil {
 		rep.Notes = append(rep.Notes, Note{Kind: NoteRefreshFailed, Err: err})
 	}

@@ -97,7 +97,7 @@ func (p *Pass) takePushed(ctx context.Context) int {
 				if !ok {
 					break drain
 				}
-				p.hold(d)
+				p.hold(d, false)
 				n++
 			case <-ctx.Done():
 				return n

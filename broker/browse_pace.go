@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -129,11 +130,17 @@ func (p *Pass) paceSpent(ctx context.Context, newest *consumer, left int) error 
 	newest.cancelled = true
 	err := p.cancelSegment(newest, wait)
 	p.segFirstTag, p.segSettled = p.lastTag+1, 0
+	p.nextSegmentWindow()
 	p.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	_, err = p.consume(ctx, min(p.window(), left))
+	if errors.Is(err, ErrNotFound) {
+		// The queue went while the pass held it: the broker cancelled the
+		// segment before this one, as it would have the only one.
+		return fmt.Errorf("browse %s: %w", p.facts.Name, ErrConsumerCancelled)
+	}
 	return err
 }
 
@@ -192,9 +199,14 @@ const maxPrefetch = 65535
 // and a small window slows it (measured on 4.3.6, 60,000 messages, six of
 // seven acked one by one: 15–18 s with a window of 2,048, 10–12 s with
 // one of 65,535). Up to 65,535 messages such a pass is one segment.
+//
+// On a queue with a delivery limit the window is riskWindow (browse_safe.go).
 func (p *Pass) window() int {
-	if p.facts.Type == "classic" {
+	switch {
+	case p.facts.Type == "classic":
 		return pushWindow
+	case p.riskWindow > 0:
+		return p.riskWindow
 	}
 	return maxPrefetch
 }

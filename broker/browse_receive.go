@@ -52,7 +52,7 @@ func (p *Pass) take(c *consumer, d amqp.Delivery, ok bool) (h *Held, again bool,
 		return nil, false, p.ended()
 	}
 	c.read++
-	return p.hold(d), false, nil
+	return p.hold(d, true), false, nil
 }
 
 // handoffGrace bounds the wait for a delivery amqp091-go has read but not

@@ -2,11 +2,8 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // mustRefresh: a give-back makes the count c+1, and RabbitMQ drops a message
@@ -79,13 +76,10 @@ const giveBackWait = 2 * time.Second
 // (measured on 3.10.8: 50 single acks then a close, 17 messages returned).
 const refreshBatch = 16
 
-// refresh re-publishes at-risk messages to the queue's tail (default
-// exchange, mandatory, confirmed) and acks each held copy once its new copy
-// is confirmed. Copies go out on the pass's own channel, refreshBatch at a
-// time: a confirm on that channel means the queue has applied everything the
-// channel sent before, so the acks never pile up past the soft limit. A
-// failed refresh leaves the message to be given back, which is still safe:
-// it was refreshed with one give-back to spare.
+// refresh re-publishes the held messages at risk of reaching the delivery
+// limit by their give-back (republish), so that they are not given back.
+// A failed refresh leaves the message to be given back, which is still
+// safe: it was refreshed with one give-back to spare.
 func (p *Pass) refresh(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	risky := make(map[uint64]Message, len(p.atRisk))
@@ -99,62 +93,8 @@ func (p *Pass) refresh(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	slices.Sort(tags)
-	if err := p.ch.Confirm(false); err != nil {
-		return 0, fmt.Errorf("refresh: %w", Explain(err))
-	}
-	returns := p.ch.NotifyReturn(make(chan amqp.Return, len(risky)))
-	type pending struct {
-		tag uint64
-		dc  *amqp.DeferredConfirmation
-	}
-	n := 0
-	var firstErr error
-	for from := 0; from < len(tags); from += refreshBatch {
-		var sent []pending
-		for _, tag := range tags[from:min(from+refreshBatch, len(tags))] {
-			copyMsg := risky[tag].Clone()
-			DropDeliveryHeaders(copyMsg.Headers)
-			dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", p.facts.Name,
-				true,  // mandatory: an unroutable copy must come back, not vanish
-				false, // immediate
-				copyMsg.Publishing())
-			if err != nil {
-				return n, fmt.Errorf("refresh %s: %w", risky[tag].ID(), Explain(err))
-			}
-			sent = append(sent, pending{tag, dc})
-		}
-		// Bounded: a quorum queue that lost its majority confirms nothing;
-		// an unconfirmed copy leaves its original to be given back (at worst
-		// a duplicate).
-		wctx, cancel := context.WithTimeout(ctx, CloseWait)
-		for _, s := range sent {
-			ok, err := s.dc.WaitContext(wctx)
-			if err != nil || !ok {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("refresh %s: not confirmed; it was given back instead", risky[s.tag].ID())
-				}
-				continue
-			}
-			if len(returns) > 0 {
-				// A returned copy means the queue is gone; nothing is acked.
-				cancel()
-				return n, fmt.Errorf("refresh: copy returned unroutable; messages were given back instead")
-			}
-			p.mu.Lock()
-			err = p.ackLocked(s.tag)
-			if err == nil {
-				p.taken-- // a refreshed message is still in the queue
-			}
-			p.mu.Unlock()
-			if err != nil {
-				cancel()
-				return n, err
-			}
-			n++
-		}
-		cancel()
-	}
-	return n, firstErr
+	done, err := p.republish(ctx, tags, risky, refreshBatch)
+	return len(done), err
 }
 
 // appliedWait bounds awaitApplied.

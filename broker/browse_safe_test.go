@@ -1,0 +1,115 @@
+//go:build integration
+
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+)
+
+// A parking lot filled by a delivery limit at the broker's defaults: on
+// 4.3 every message arrives one lost connection from the lot's own default
+// limit (x-delivery-count 21 against 20), so a pass makes each safe before
+// it hands anything over, and the lot keeps its order; on 4.0 (the count
+// reset when dead-lettered) and 3.10 (no default limit; parked by a reject)
+// nothing is at risk and nothing is re-published.
+func TestAPassMakesSafeWhatALostConnectionWouldDrop(t *testing.T) {
+	const n = 600
+	lot := brokertest.Name(t, "lot")
+	parked := brokertest.ParkByDeliveryLimit(t, lot, n)
+	v := brokertest.Version(t)
+	carried := v.AtLeast(4, 3, 0)
+
+	conn := brokertest.Dial(t, "")
+	ids, rep := passIDs(t, conn, lot)
+	if !slices.Equal(ids, parked.IDs) {
+		t.Fatalf("RabbitMQ %s: the pass saw %d messages, want the %d parked in order (first seen %v)", v, len(ids), n, ids[:min(5, len(ids))])
+	}
+	want := 0
+	if carried {
+		want = n
+	}
+	if rep.Refreshed != want || rep.Seen != n {
+		t.Fatalf("RabbitMQ %s (parked by %s): refreshed %d, seen %d; want refreshed %d, seen %d", v, parked.Reason, rep.Refreshed, rep.Seen, want, n)
+	}
+	// Made safe once: the next pass finds nothing at risk, same order.
+	ids, rep = passIDs(t, conn, lot)
+	if !slices.Equal(ids, parked.IDs) || rep.Refreshed != 0 {
+		t.Fatalf("RabbitMQ %s: second pass refreshed %d, order kept %v", v, rep.Refreshed, slices.Equal(ids, parked.IDs))
+	}
+}
+
+// The connection of a pass is cut by the broker (as a dropped network, a
+// killed process or a node going away cut it) right after the pass handed
+// over its first message. Every message of a lot filled by the delivery
+// limit at the defaults is still there afterwards, on every version: on
+// 4.3, where the cut counts and the messages arrived at the limit, they
+// were made safe before the first was handed over.
+func TestALostConnectionMidPassLosesNothingFromALotFilledByTheDeliveryLimit(t *testing.T) {
+	const n = 600
+	lot := brokertest.Name(t, "lot")
+	brokertest.ParkByDeliveryLimit(t, lot, n)
+	name := "parkinglot-test-cut " + t.Name()
+	conn := brokertest.Dial(t, name)
+	mgmt := brokertest.Management(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: lot, Management: mgmt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := p.Next(ctx); err != nil {
+			t.Fatalf("next %d: %v", i, err)
+		}
+	}
+	brokertest.Eventually(t, 10*time.Second, 100*time.Millisecond,
+		func() bool { return brokertest.CloseConnections(t, mgmt, name) > 0 },
+		func() string { return "the pass's connection was not listed to close" })
+	for {
+		if _, err := p.Next(ctx); err != nil {
+			if errors.Is(err, io.EOF) {
+				t.Fatal("the pass ended as if whole after its connection was closed")
+			}
+			break
+		}
+	}
+	brokertest.WaitDepth(t, lot, n, 30*time.Second)
+}
+
+// passIDs reads a whole pass over queue and gives everything back.
+func passIDs(t *testing.T, conn *broker.Conn, queue string) ([]string, broker.PassReport) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := broker.OpenPass(ctx, conn, broker.PassOptions{Queue: queue, Management: brokertest.Management(t)})
+	if err != nil {
+		t.Fatalf("open pass: %v", err)
+	}
+	var ids []string
+	for {
+		h, err := p.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("next: %v", err)
+		}
+		if strings.HasPrefix(h.ID(), "poison-") {
+			ids = append(ids, h.ID())
+		}
+	}
+	rep, err := p.Close(ctx)
+	if err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	return ids, rep
+}
