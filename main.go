@@ -22,7 +22,11 @@ func main() {
 	// back as after any error (a dropped connection counts against a quorum
 	// queue's delivery limit).
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hang-up (an SSH connection dropping) and SIGQUIT end a command as
+	// Ctrl-C and SIGTERM do: everything it holds given back, its summary,
+	// its exit status. Left to their defaults they kill the process, and
+	// a lost connection counts against a quorum queue's delivery limit.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	cli.Version = version
 	code := cli.Main(ctx, os.Args[1:], iostreams.System())
 	stop()

@@ -95,8 +95,9 @@ func (r *clusterRun) wait(t *testing.T, timeout time.Duration) int {
 	case <-r.done:
 		return r.code
 	case <-time.After(timeout):
-		// Where it is stuck: the Go runtime prints every goroutine on SIGQUIT.
-		_ = r.cmd.Process.Signal(syscall.SIGQUIT)
+		// Where it is stuck: the Go runtime prints every goroutine on
+		// SIGABRT (SIGQUIT ends the command gracefully).
+		_ = r.cmd.Process.Signal(syscall.SIGABRT)
 		select {
 		case <-r.done:
 		case <-time.After(10 * time.Second):

@@ -1,0 +1,132 @@
+//go:build integration
+
+package cli_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/ui/cli/clitest"
+)
+
+// TestAFaultMidPassLosesNothingFromALotFilledByTheDeliveryLimit: a parking
+// lot filled as production fills it when nobody configured anything (a
+// quorum work queue at the broker's defaults, its poison messages rejected
+// until the broker parks them: on 4.3 they arrive carrying x-delivery-count
+// 21 against the lot's own default limit of 20). Each command is stopped
+// while it holds the lot: kill -9, a hang-up (SIGHUP, an SSH connection
+// dropping), or its connection closed by the broker. Every message is still
+// parked afterwards (a replay's: parked or at its destination, none
+// lost). Before a pass made such messages safe on arrival, 4.3 lost
+// almost the whole lot to any of these.
+func TestAFaultMidPassLosesNothingFromALotFilledByTheDeliveryLimit(t *testing.T) {
+	const n = 1000
+	type command struct {
+		name string
+		args func(lot, sink string) []string
+		// started: the command holds the lot now (awaited, not timed).
+		started func(t *testing.T, out *bufio.Reader, sink string)
+	}
+	firstLine := func(t *testing.T, out *bufio.Reader, _ string) {
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatalf("no first line: %v", err)
+		}
+	}
+	commands := []command{
+		{"list", func(lot, _ string) []string { return []string{"-o", "json", "list", lot} }, firstLine},
+		{"search", func(lot, _ string) []string { return []string{"-o", "json", "search", "--text", "poison", lot} }, firstLine},
+		{"export", func(lot, _ string) []string { return []string{"export", lot} }, firstLine},
+		{"replay", func(lot, sink string) []string {
+			return []string{"replay", lot, "--all", "--to", ":" + sink, "--rate", "20", "--yes"}
+		}, func(t *testing.T, _ *bufio.Reader, sink string) {
+			brokertest.Eventually(t, time.Minute, 20*time.Millisecond,
+				func() bool { return depthOf(t, sink) >= 3 },
+				func() string { return "the replay sent nothing" })
+		}},
+	}
+	faults := []string{"kill -9", "SIGHUP", "connection closed"}
+	mgmt := brokertest.Management(t)
+	for _, c := range commands {
+		for _, fault := range faults {
+			t.Run(c.name+"/"+fault, func(t *testing.T) {
+				lot := brokertest.Name(t, "lot")
+				sink := brokertest.Name(t, "sink")
+				brokertest.DeclareQueue(t, brokertest.Channel(t), sink, nil)
+				brokertest.ParkByDeliveryLimit(t, lot, n)
+				connName := "parkinglot-fault " + brokertest.Name(t, "")
+				cl := clitest.NewCLI(t, "PARKINGLOT_CONNECTION_NAME="+connName)
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				cmd := cl.Command(ctx, c.args(lot, sink)...)
+				stdout, err := cmd.StdoutPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				out := bufio.NewReader(stdout)
+				c.started(t, out, sink)
+				go func() { _, _ = out.WriteTo(discard{}) }() // nothing blocks on a full pipe
+				switch fault {
+				case "kill -9":
+					_ = cmd.Process.Kill()
+				case "SIGHUP":
+					_ = cmd.Process.Signal(syscall.SIGHUP)
+				case "connection closed":
+					brokertest.Eventually(t, 10*time.Second, 50*time.Millisecond,
+						func() bool { return brokertest.CloseConnections(t, mgmt, connName) > 0 },
+						func() string { return "no connection named " + connName + " to close" })
+					if c.name == "replay" {
+						// A replay re-dials and goes on; it is stopped as a
+						// person would once the cut is seen.
+						_ = cmd.Process.Signal(syscall.SIGTERM)
+					}
+				}
+				err = cmd.Wait()
+				var ee *exec.ExitError
+				if fault == "SIGHUP" && errors.As(err, &ee) && !ee.Exited() {
+					t.Errorf("a hang-up killed the command (%v); it must end as SIGTERM does. stderr: %s", err, stderr.String())
+				}
+				// Given back by now, or returned by the broker for the
+				// lost connection: poll until the count holds still.
+				parked, sent := settledDepths(t, lot, sink)
+				t.Logf("%s, %s: %d parked + %d at the destination of %d", c.name, fault, parked, sent, n)
+				if parked+sent < n {
+					t.Fatalf("%s, %s: lost %d of %d (parked %d, destination %d); stderr: %s", c.name, fault, n-parked-sent, n, parked, sent, stderr.String())
+				}
+				brokertest.Figures(t, "fault mid-pass, lot filled by the delivery limit: %s / %s: lost 0 of %d (parked %d, destination %d, duplicates %d)",
+					c.name, fault, n, parked, sent, parked+sent-n)
+			})
+		}
+	}
+}
+
+// settledDepths counts lot and sink until two counts a moment apart agree
+// (a broker applies the returns of a lost connection a moment later).
+func settledDepths(t *testing.T, lot, sink string) (int, int) {
+	t.Helper()
+	last := [2]int{-1, -1}
+	var now [2]int
+	brokertest.Eventually(t, 30*time.Second, 300*time.Millisecond, func() bool {
+		now = [2]int{depthOf(t, lot), depthOf(t, sink)}
+		same := now == last
+		last = now
+		return same
+	}, func() string { return fmt.Sprintf("the depths never held still (%v)", now) })
+	return now[0], now[1]
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
