@@ -64,6 +64,9 @@ type QueueFacts struct {
 	Ready         int
 	DeliveryLimit DeliveryLimit
 	LimitKnown    bool // false: no management API; the limit is assumed
+	// DelayedRetry is the queue's delayed retry (RabbitMQ 4.3+); where it
+	// delays a give-back, the pass re-publishes what it held instead.
+	DelayedRetry DelayedRetry
 }
 
 // PassReport says what a pass did to the queue.
@@ -144,6 +147,7 @@ type Pass struct {
 	pending        []*Held
 	handover       []*Held
 	eagerRefreshed int
+	eagerHighest   int64 // the highest x-delivery-count made safe
 	safeErr        error
 	// riskWindow is the next segment's window on a queue with a delivery
 	// limit (0: the usual window); segAtRisk, the newest segment met a
@@ -272,6 +276,13 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 	var notes []Note
 	if info.Type == "quorum" && !facts.DeliveryLimit.Unlimited() {
 		notes = append(notes, Note{Kind: NoteQuorumLimit, Limit: facts.DeliveryLimit})
+	}
+	// Older versions accept the arguments and ignore them.
+	if version.AtLeast(4, 3, 0) || !version.Known() {
+		facts.DelayedRetry = QueueDelayedRetry(info)
+	}
+	if facts.DelayedRetry.On() {
+		notes = append(notes, Note{Kind: NoteDelayedRetry, Delayed: facts.DelayedRetry, Count: int(info.MessagesDelayed)})
 	}
 	return facts, notes, nil
 }

@@ -61,6 +61,9 @@ func (p *Pass) Close(ctx context.Context) (PassReport, error) {
 	refreshed, err := p.refresh(ctx)
 	p.mu.Lock()
 	rep.Refreshed = refreshed + p.eagerRefreshed
+	if p.eagerRefreshed > 0 {
+		rep.Notes = append(rep.Notes, Note{Kind: NoteMadeSafe, Count: p.eagerRefreshed, Limit: p.facts.DeliveryLimit, DeliveryCount: p.eagerHighest})
+	}
 	if err == nil {
 		err = p.safeErr
 	}

@@ -13,6 +13,10 @@ import (
 func (p *Pass) mustRefresh(h *Held) bool {
 	f := p.facts
 	switch {
+	case f.DelayedRetry.DelaysNack():
+		// A give-back would hide the message for the delay: the next pass
+		// would not see it, and say the queue was empty.
+		return true
 	case f.LimitKnown && f.Type != "quorum":
 		return false
 	case f.LimitKnown && f.DeliveryLimit.Unlimited():

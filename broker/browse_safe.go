@@ -97,6 +97,7 @@ func (p *Pass) makeSafe(ctx context.Context) int {
 	p.eagerRefreshed += len(done)
 	for _, h := range pending {
 		if slices.Contains(done, h.DeliveryTag) {
+			p.eagerHighest = max(p.eagerHighest, h.DeliveryCount)
 			continue
 		}
 		// Not made safe: handed over as held, refreshed at Close if it can

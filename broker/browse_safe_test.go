@@ -5,11 +5,14 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
@@ -112,4 +115,37 @@ func passIDs(t *testing.T, conn *broker.Conn, queue string) ([]string, broker.Pa
 		t.Fatalf("close: %v", err)
 	}
 	return ids, rep
+}
+
+// A parking lot with RabbitMQ 4.3's delayed retry hides a message given
+// back for the delay (measured: a list right after a list saw 0 of 3). A
+// pass over it re-publishes what it held instead of giving it back, so a
+// second pass right after the first sees every message, in order, and the
+// first says why. Before 4.3 the arguments are accepted and ignored: the
+// passes give back as usual.
+func TestAPassOverALotWithDelayedRetryHidesNothingFromTheNext(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "delayed")
+	brokertest.DeclareQueue(t, ch, lot, amqp.Table{
+		"x-queue-type": "quorum", "x-delayed-retry-type": "all",
+		"x-delayed-retry-min": int32(30000), "x-delayed-retry-max": int32(30000),
+	})
+	var want []string
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprintf("poison-%05d", i)
+		want = append(want, id)
+		brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: id, DeliveryMode: amqp.Persistent, Body: []byte("{}")})
+	}
+	v := brokertest.Version(t)
+	conn := brokertest.Dial(t, "")
+	_, rep := passIDs(t, conn, lot)
+	delayed := v.AtLeast(4, 3, 0)
+	noted := slices.ContainsFunc(rep.Notes, func(n broker.Note) bool { return n.Kind == broker.NoteDelayedRetry })
+	if refreshed := rep.Refreshed == 3; refreshed != delayed || noted != delayed {
+		t.Fatalf("RabbitMQ %s: refreshed %d, noted the delayed retry %v; want both %v", v, rep.Refreshed, noted, delayed)
+	}
+	ids, _ := passIDs(t, conn, lot)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("RabbitMQ %s: the pass right after saw %v, want %v", v, ids, want)
+	}
 }

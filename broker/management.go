@@ -251,8 +251,11 @@ type QueueInfo struct {
 	Messages               int64            `json:"messages"`
 	MessagesReady          int64            `json:"messages_ready"`
 	MessagesUnacknowledged int64            `json:"messages_unacknowledged"`
-	Consumers              int64            `json:"consumers"`
-	State                  string           `json:"state"`
+	// MessagesDelayed: held back by the queue's delayed retry (RabbitMQ
+	// 4.3+), counted in neither ready nor unacknowledged.
+	MessagesDelayed int64  `json:"messages_delayed"`
+	Consumers       int64  `json:"consumers"`
+	State           string `json:"state"`
 	// Node is a classic queue's home node; Leader, Members and Online are a
 	// quorum queue's leader, replicas and replicas online (RabbitMQ nodes).
 	Node         string   `json:"node"`

@@ -36,6 +36,15 @@ const (
 	// when it began or when it found nothing more ready: messages they
 	// held were not seen.
 	NoteOtherConsumers
+	// NoteMadeSafe: Count messages arrived one lost connection from the
+	// delivery limit Limit (carrying x-delivery-count up to DeliveryCount)
+	// and were made safe: re-published to the tail, confirmed, the held
+	// copy acked.
+	NoteMadeSafe
+	// NoteDelayedRetry: the queue has delayed retry Delayed; the management
+	// API counted Count messages held back by it (not seen by the pass).
+	// Where it delays a give-back the pass re-published what it held.
+	NoteDelayedRetry
 )
 
 // Note is something a pass wants the user to know, as data: which fields
@@ -47,13 +56,17 @@ type Note struct {
 	Limit    DeliveryLimit
 	Wait     time.Duration
 	Err      error
+	// DeliveryCount: the highest x-delivery-count of NoteMadeSafe's
+	// messages; Delayed: NoteDelayedRetry's setting.
+	DeliveryCount int64
+	Delayed       DelayedRetry
 }
 
 // Same reports whether n and o tell the same thing, so that a note
 // repeated by every pass of a run is told once.
 func (n Note) Same(o Note) bool {
 	return n.Kind == o.Kind && n.Count == o.Count && n.Expected == o.Expected && n.Limit == o.Limit &&
-		n.Wait == o.Wait && SameError(n.Err, o.Err)
+		n.Wait == o.Wait && n.DeliveryCount == o.DeliveryCount && n.Delayed == o.Delayed && SameError(n.Err, o.Err)
 }
 
 // SameError reports whether two notes' errors tell the same thing. Each

@@ -44,6 +44,11 @@ func PassNote(n broker.Note) string {
 		return fmt.Sprintf("the quorum queue did not take back %d given-back message(s) within %v; the rest were given back at once, and their order may have changed", n.Count, n.Wait)
 	case broker.NoteAcksPending:
 		return fmt.Sprintf("the quorum queue had not applied every ack after %v (%d ready, %d expected); some removed messages may come back as duplicates", n.Wait, n.Count, n.Expected)
+	case broker.NoteMadeSafe:
+		return fmt.Sprintf("%d message(s) were one lost connection from deletion (x-delivery-count up to %d, delivery limit %d: %s; RabbitMQ 4.3 carries the count into a parking lot): made safe, re-published to the queue's tail without the count; their facts are unchanged",
+			n.Count, n.DeliveryCount, n.Limit.Limit, n.Limit.Source)
+	case broker.NoteDelayedRetry:
+		return DelayedRetryNote(n.Delayed, n.Count)
 	case broker.NoteOtherConsumers:
 		return fmt.Sprintf("the queue had %d other consumer(s) (a service, a replay, a browse or a watch's scan): messages they held were not seen by this pass", n.Count)
 	default: // broker.NoteRefreshFailed
@@ -73,4 +78,28 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// DelayedRetryNote says what a queue's delayed retry means for what a
+// person sees of it: delayed messages are in no count and no browse.
+func DelayedRetryNote(d broker.DelayedRetry, delayed int) string {
+	line := fmt.Sprintf("delayed retry %s (%s, %s): a message given back is hidden for the delay", d.Type, DelayRange(d), d.Source)
+	if d.DelaysNack() {
+		line += "; this pass re-published what it looked at instead of giving it back"
+	}
+	if delayed > 0 {
+		line += fmt.Sprintf("; %d message(s) were held back when it began and are not shown", delayed)
+	}
+	return line
+}
+
+// DelayRange is a delayed retry's delay: "5s", "5s–1m0s", or "no delay set".
+func DelayRange(d broker.DelayedRetry) string {
+	switch {
+	case d.Min == 0 && d.Max == 0:
+		return "delay unset"
+	case d.Max == 0 || d.Max == d.Min:
+		return d.Min.String()
+	}
+	return d.Min.String() + "–" + d.Max.String()
 }
