@@ -67,6 +67,10 @@ type QueueFacts struct {
 	// DelayedRetry is the queue's delayed retry (RabbitMQ 4.3+); where it
 	// delays a give-back, the pass re-publishes what it held instead.
 	DelayedRetry DelayedRetry
+	// ConsumerTimeout is the queue's own consumer timeout (the
+	// x-consumer-timeout argument or the consumer-timeout policy key;
+	// 0: none set, the broker's consumer_timeout applies).
+	ConsumerTimeout time.Duration
 }
 
 // PassReport says what a pass did to the queue.
@@ -271,6 +275,7 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 		return facts, nil, fmt.Errorf("browse %s: %w: it is a stream; parkinglot browses classic and quorum queues", opts.Queue, ErrWrongQueueType)
 	}
 	version := conn.ServerVersion
+	facts.ConsumerTimeout = QueueConsumerTimeout(info)
 	facts.DeliveryLimit = EffectiveDeliveryLimit(info, version)
 	facts.LimitKnown = true
 	var notes []Note

@@ -228,6 +228,7 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		if err != nil {
 			return err
 		}
+		r.boundPass(p.Facts())
 		perr := r.execute(ctx, pub, func(ctx context.Context, jobs chan<- *job) error {
 			return r.readPass(ctx, p, queue, sel, q, prepare, jobs)
 		})
@@ -245,6 +246,11 @@ func (s *Session) replayPasses(ctx context.Context, r *run, queue string, sel *s
 		r.tally.pass(rep)
 		if herr := r.haltErr(); herr != nil {
 			return fmt.Errorf("stopped, nothing more was removed: %w", herr)
+		}
+		if errors.Is(perr, errPassTimeUp) && cerr == nil && ctx.Err() == nil && !r.stop.Load() {
+			r.passDone(false)
+			attempt-- // not a reconnect: the next pass goes on
+			continue
 		}
 		if perr == nil && cerr == nil {
 			r.passDone(false)
@@ -317,9 +323,13 @@ func (r *run) walk(queue string, sel *selection, q retrycore.OriginQuery) walk {
 // readPass is the producer of a replay: it reads the pass, applies the loop
 // guard and the selection, and prepares a job per chosen message.
 func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *selection, q retrycore.OriginQuery, prepare prepareFunc, jobs chan<- *job) error {
+	start := time.Now()
 	for c, err := range r.walk(queue, sel, q).chosen(ctx, p) {
 		if err != nil {
 			return err
+		}
+		if r.timeUp(start) {
+			return errPassTimeUp // what it holds is given back and read again
 		}
 		j, enough := r.jobFor(c, prepare)
 		if enough {

@@ -53,10 +53,15 @@ type run struct {
 	audit   *auditLog
 	window  int
 	limiter *rate.Limiter
-	kind    EventKind
-	seed    maphash.Seed
-	stop    atomic.Bool // set with stopErr: the audit log failed, nothing more is removed
-	stopErr error
+	// readAhead is how many jobs a pass prepares ahead of the publish loop,
+	// and chooseFor how long it chooses (0: to its end); a rate-limited
+	// run bounds both by the queue's consumer timeout (holdbound.go).
+	readAhead int
+	chooseFor time.Duration
+	kind      EventKind
+	seed      maphash.Seed
+	stop      atomic.Bool // set with stopErr: the audit log failed, nothing more is removed
+	stopErr   error
 	// gaveUp: the broker confirmed nothing for confirmTimeout and the run
 	// stopped waiting for it; its closes need not wait for it either.
 	gaveUp atomic.Bool
@@ -113,6 +118,7 @@ func (s *Session) newRun(kind EventKind, ratePerSec float64, window int, progres
 	r := &run{
 		s: s, tally: newTally(progress), audit: a, window: window, kind: kind,
 		confirmTimeout: DefaultConfirmTimeout,
+		readAhead:      readAhead,
 		seed:           maphash.MakeSeed(),
 		sent:           map[uint64]struct{}{},
 		outstanding:    map[string][]pendingCopy{},
@@ -302,7 +308,7 @@ type producer func(ctx context.Context, jobs chan<- *job) error
 func (r *run) execute(ctx context.Context, pub *publisher, produce producer) error {
 	var open atomic.Int64
 	com := newCommitter(r, r.kind, &open)
-	jobs := make(chan *job, readAhead)
+	jobs := make(chan *job, r.readAhead)
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	perr := make(chan error, 1)
