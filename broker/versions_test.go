@@ -351,3 +351,28 @@ func TestVersionConsumerTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A poison message parked by the delivery limit at the broker's defaults
+// (brokertest.ParkByDeliveryLimit): 4.3 carries its x-delivery-count (21,
+// one past the default 20) into the parking lot, whose own default limit
+// then leaves it one lost connection from being dropped; 4.0 resets the
+// count when it dead-letters; 3.x has no default limit (the message is
+// parked by a reject, with no count).
+func TestVersionDeliveryCountCarriedIntoTheParkingLot(t *testing.T) {
+	v := brokertest.Version(t)
+	lot := brokertest.Name(t, "lot")
+	brokertest.ParkByDeliveryLimit(t, lot, 1)
+	h, ok := giveBack(t, brokertest.Channel(t), lot, false)
+	if !ok {
+		t.Fatal("the parking lot is empty")
+	}
+	count, has := broker.IntValue(h["x-delivery-count"])
+	switch {
+	case v.AtLeast(4, 3, 0):
+		if !has || count != 21 {
+			t.Errorf("RabbitMQ %s: the parked message carries x-delivery-count %v; want 21", v, h["x-delivery-count"])
+		}
+	case has && count != 0:
+		t.Errorf("RabbitMQ %s: the parked message carries x-delivery-count %v; want none", v, h["x-delivery-count"])
+	}
+}
