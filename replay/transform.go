@@ -19,10 +19,12 @@ import (
 // x-retry-count and x-delivery-count removed, rascal's recovery counters and
 // Celery's retries reset), user_id and expiration dropped (a foreign
 // user_id is refused with 406, a kept expiration may expire the copy on its
-// way), x-replay-count + 1, x-replayed-at and x-replay-id set; message_id,
-// the body and every other property and header kept (CC and BCC too: the
-// route preview counts the queues they reach). It returns the counters it
-// reset, in words, for the report. m is not changed.
+// way), x-replay-count + 1, x-replayed-at and x-replay-id set, the
+// producer's delivery mode given back where the daemon recorded it
+// (retrycore.RestoreDeliveryMode, which removes x-original-delivery-mode);
+// message_id, the body and every other property and header kept (CC and
+// BCC too: the route preview counts the queues they reach). It returns the
+// counters it reset, in words, for the report. m is not changed.
 func Transform(m broker.Message, replayID string, now time.Time) (amqp.Publishing, []string) {
 	h := make(amqp.Table, len(m.Headers)+3)
 	for k, v := range m.Headers {
@@ -50,6 +52,7 @@ func transformOwned(m broker.Message, replayID string, now time.Time) (amqp.Publ
 	h[retrycore.HeaderReplayID] = replayID
 	pub := m.Publishing()
 	pub.Headers = h
+	pub.DeliveryMode = retrycore.RestoreDeliveryMode(h, pub.DeliveryMode)
 	pub.UserId = ""
 	pub.Expiration = ""
 	return pub, reset

@@ -55,6 +55,42 @@ func TestTransformFreshBudgetKeepsTheRest(t *testing.T) {
 	}
 }
 
+// The daemon parks a copy persistent and records the producer's mode; the
+// replayed copy has that mode again and not the header. Without the header
+// the parked message's mode is kept.
+func TestTransformGivesBackTheProducersDeliveryMode(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		mode   uint8
+		header any // x-original-delivery-mode; nil: absent
+		want   uint8
+	}{
+		{"transient", amqp.Persistent, int32(1), amqp.Transient},
+		{"none set", amqp.Persistent, int32(0), 0},
+		{"no header, persistent", amqp.Persistent, nil, amqp.Persistent},
+		{"no header, transient", amqp.Transient, nil, amqp.Transient},
+	} {
+		h := amqp.Table{"tenant": "acme"}
+		if c.header != nil {
+			h[retrycore.HeaderOriginalDeliveryMode] = c.header
+		}
+		m := broker.Message{Properties: broker.Properties{MessageID: "m1", DeliveryMode: c.mode}, Headers: h, Body: []byte("b")}
+		p, _ := replay.Transform(m, "rid", time.Now())
+		if p.DeliveryMode != c.want {
+			t.Errorf("%s: delivery mode %d, want %d", c.name, p.DeliveryMode, c.want)
+		}
+		if _, ok := p.Headers[retrycore.HeaderOriginalDeliveryMode]; ok {
+			t.Errorf("%s: the copy keeps %s", c.name, retrycore.HeaderOriginalDeliveryMode)
+		}
+		if p.Headers["tenant"] != "acme" {
+			t.Errorf("%s: headers %v", c.name, p.Headers)
+		}
+		if m.Properties.DeliveryMode != c.mode || (c.header != nil && m.Headers[retrycore.HeaderOriginalDeliveryMode] != c.header) {
+			t.Errorf("%s: Transform changed the parked message", c.name)
+		}
+	}
+}
+
 // TestTransformResetsFrameworkBudgets: on the parking lots recorded from
 // rascal, Celery and pika (testdata/frameworks), the copy gets a fresh
 // budget in the framework's own counters too, says which it reset, and

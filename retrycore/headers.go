@@ -24,9 +24,15 @@ const (
 	// HeaderOriginalQueue is an addition to the contract: the main queue the
 	// message failed in, so replay can target that queue alone.
 	HeaderOriginalQueue = "x-original-queue"
-	HeaderFirstFailedAt = "x-first-failed-at"
-	HeaderParkedAt      = "x-parked-at"
-	HeaderFailureKind   = "x-failure-kind"
+	// HeaderOriginalDeliveryMode is an addition to the contract too: the
+	// delivery mode the producer sent (its AMQP number, int32; 0 when it
+	// set none), written only when that was not persistent, since every
+	// retry and park copy is persistent ([CopyDeliveryMode]). A replay
+	// gives it back to the copy it sends ([RestoreDeliveryMode]).
+	HeaderOriginalDeliveryMode = "x-original-delivery-mode"
+	HeaderFirstFailedAt        = "x-first-failed-at"
+	HeaderParkedAt             = "x-parked-at"
+	HeaderFailureKind          = "x-failure-kind"
 
 	HeaderReplayCount = "x-replay-count"
 	HeaderReplayedAt  = "x-replayed-at"

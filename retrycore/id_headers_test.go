@@ -15,7 +15,8 @@ import (
 // the id the parking lot lists.
 func TestHeadersAddedOnTheWayAreLeftOutOfTheContentID(t *testing.T) {
 	in := amqp.Table{"tenant": "acme"}
-	f := Failure{Exchange: "orders", RoutingKey: "order.new", Queue: "orders.main", Err: "db down"}
+	// A transient delivery: its copies gain x-original-delivery-mode too.
+	f := Failure{Exchange: "orders", RoutingKey: "order.new", Queue: "orders.main", Err: "db down", DeliveryMode: amqp.Transient}
 	now := time.Unix(1764806707, 0)
 	for name, h := range map[string]amqp.Table{
 		"retry": RetryHeaders(in, f, 1, now),
@@ -32,7 +33,7 @@ func TestHeadersAddedOnTheWayAreLeftOutOfTheContentID(t *testing.T) {
 	}
 	for _, k := range []string{
 		HeaderRetryCount, HeaderLastError, HeaderOriginalExchange, HeaderOriginalRoutingKey, HeaderOriginalQueue,
-		HeaderFirstFailedAt, HeaderParkedAt, HeaderFailureKind, HeaderReplayCount, HeaderReplayedAt, HeaderReplayID,
+		HeaderOriginalDeliveryMode, HeaderFirstFailedAt, HeaderParkedAt, HeaderFailureKind, HeaderReplayCount, HeaderReplayedAt, HeaderReplayID,
 		HeaderDeath, HeaderFirstDeathQueue, HeaderFirstDeathReason, HeaderFirstDeathExchange,
 		HeaderLastDeathQueue, HeaderLastDeathReason, HeaderLastDeathExchange, HeaderDeliveryCount, HeaderAcquiredCount,
 	} {

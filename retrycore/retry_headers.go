@@ -16,7 +16,16 @@ type Failure struct {
 	RoutingKey string
 	Queue      string // the main queue it failed in
 	Err        string // x-last-error, already one line
+	// DeliveryMode is the delivery's: recorded in x-original-delivery-mode
+	// when the copy's (CopyDeliveryMode) differs.
+	DeliveryMode uint8
 }
+
+// CopyDeliveryMode is the delivery mode of every retry and park copy,
+// whatever the producer sent: a transient message in a classic delay queue
+// or parking lot is gone at the broker's next restart, and a failed
+// message is one somebody still has to act on.
+const CopyDeliveryMode = amqp.Persistent
 
 // RetryHeaders returns the headers of the copy sent to the delay tier for
 // retry n (1-based): the original headers, x-retry-count = n, the error,
@@ -54,7 +63,29 @@ func copyHeaders(in amqp.Table, f Failure, now time.Time) amqp.Table {
 	if _, ok := asTime(h[HeaderFirstFailedAt]); !ok {
 		h[HeaderFirstFailedAt] = now
 	}
+	// A persistent delivery is the producer's own mode or one back from a
+	// delay tier, whose header (if any) already holds the producer's.
+	if f.DeliveryMode != CopyDeliveryMode {
+		h[HeaderOriginalDeliveryMode] = int32(f.DeliveryMode)
+	}
 	return h
+}
+
+// RestoreDeliveryMode returns the delivery mode a replayed copy is sent
+// with, so that its consumer gets what the producer sent: the one
+// x-original-delivery-mode holds, else mode (the parked message's, as a
+// message parked without the header keeps its own). It removes the header
+// from h, the copy's own table: the copy's mode is the producer's again.
+func RestoreDeliveryMode(h amqp.Table, mode uint8) uint8 {
+	v, ok := h[HeaderOriginalDeliveryMode]
+	if !ok {
+		return mode
+	}
+	delete(h, HeaderOriginalDeliveryMode)
+	if n, ok := asInt(v); ok && n >= 0 && n <= math.MaxUint8 {
+		return uint8(n)
+	}
+	return mode
 }
 
 // setIfAbsent keeps an origin recorded by an earlier failure (or by a

@@ -227,7 +227,7 @@ func BenchmarkDaemonRetryPath(b *testing.B) {
 		}
 		// The headers the daemon's first retry copy adds, built once: the
 		// raw loop sends the same table with every copy.
-		contract := retrycore.RetryHeaders(nil, retrycore.Failure{Exchange: p.Main.Exchange, RoutingKey: p.Main.RoutingKey, Queue: p.Main.Queue, Err: errFirstAttempt.Error()}, 1, time.Now())
+		contract := retrycore.RetryHeaders(nil, retrycore.Failure{Exchange: p.Main.Exchange, RoutingKey: p.Main.RoutingKey, Queue: p.Main.Queue, Err: errFirstAttempt.Error(), DeliveryMode: benchMessage(0).DeliveryMode}, 1, time.Now())
 		rawLoop := func(retriedHeader string, retried amqp.Table) func(int) float64 {
 			return func(int) float64 {
 				benchtest.ConfirmedPublish(b, p.Main.Exchange, p.Main.RoutingKey, n, benchtest.BenchWindow, benchMessage)

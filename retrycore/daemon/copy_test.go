@@ -35,3 +35,19 @@ func TestCopyPublishingKeepsPropertiesButExpiration(t *testing.T) {
 		t.Fatalf("a user_id other than ours would be refused by the broker; got %q", other.UserId)
 	}
 }
+
+// A transient message is copied persistent: a classic delay queue or
+// parking lot would otherwise lose it at the broker's next restart. The
+// headers, which record the producer's mode, are the caller's.
+func TestCopyPublishingIsPersistentWhateverTheProducerSent(t *testing.T) {
+	for _, mode := range []uint8{0, amqp.Transient, amqp.Persistent} {
+		m := broker.Message{Properties: broker.Properties{MessageID: "m1", DeliveryMode: mode}, Body: []byte("body")}
+		h := amqp.Table{"a": "b"}
+		if pub := copyPublishing(m, h, "guest"); pub.DeliveryMode != amqp.Persistent || pub.Headers["a"] != "b" {
+			t.Errorf("mode %d: copy has delivery mode %d, headers %v; want persistent (2) and the headers given", mode, pub.DeliveryMode, pub.Headers)
+		}
+		if m.Properties.DeliveryMode != mode {
+			t.Errorf("mode %d: the message itself changed to %d", mode, m.Properties.DeliveryMode)
+		}
+	}
+}

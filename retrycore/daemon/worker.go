@@ -67,7 +67,7 @@ func (w *worker) process(d amqp.Delivery) {
 	}
 
 	outcome, kind := Classify(herr, retries, p.MaxRetries, false)
-	f := retrycore.Failure{Exchange: d.Exchange, RoutingKey: d.RoutingKey, Queue: p.Main.Queue}
+	f := retrycore.Failure{Exchange: d.Exchange, RoutingKey: d.RoutingKey, Queue: p.Main.Queue, DeliveryMode: d.DeliveryMode}
 	if herr != nil {
 		f.Err = herr.Error()
 	}
