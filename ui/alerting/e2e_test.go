@@ -4,21 +4,21 @@ package alerting_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
+	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
@@ -36,24 +36,38 @@ func tool(t *testing.T, env, path string) string {
 	return path
 }
 
-// start runs a process for the rest of the test, its output kept for the
-// failure message, and kills it at the end.
-func start(t *testing.T, name string, cmd *exec.Cmd) *strings.Builder {
+// proc is a process the test started: its output kept for the failure
+// message.
+type proc struct {
+	cmd  *exec.Cmd
+	out  *lockedWriter
+	once sync.Once
+}
+
+// stop kills the process and waits for it to be gone (its port free).
+func (p *proc) stop() {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+	})
+}
+
+// start runs a process for the rest of the test (or until stopped), and
+// kills it at the end.
+func start(t *testing.T, name string, cmd *exec.Cmd) *proc {
 	t.Helper()
-	var out strings.Builder
-	w := &lockedWriter{b: &out}
-	cmd.Stdout, cmd.Stderr = w, w
+	p := &proc{cmd: cmd, out: &lockedWriter{b: &strings.Builder{}}}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		p.stop()
 		if t.Failed() {
-			t.Logf("%s output (last 3 KiB):\n%s", name, tail(w.String(), 3<<10))
+			t.Logf("%s output (last 3 KiB):\n%s", name, tail(p.out.String(), 3<<10))
 		}
 	})
-	return &out
+	return p
 }
 
 func tail(s string, n int) string {
@@ -72,19 +86,16 @@ func write(t *testing.T, dir, name, text string) string {
 	return p
 }
 
-// webhookAlert is what Alertmanager posts to a webhook, per alert.
-type webhookAlert struct {
-	Status      string            `json:"status"`
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-}
-
 // TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager: a real
 // Prometheus scrapes a real parkinglot watch and evaluates the rules
 // alert-rules prints; a real Alertmanager posts to the test's webhook. A
 // parked message fires ParkingLotNotEmpty with the queue and its error
-// group, and ParkingLotNewErrorGroup from the group's oldest parked time;
-// replaying it resolves both.
+// group, and ParkingLotNewErrorGroup (after its for:) from the group's
+// oldest parked time. The watch is then killed: ParkingLotWatchDown pages,
+// and the two alerts go on, neither resolved nor sent again, also when the
+// watch returns and reads the parking lot anew (Prometheus and
+// Alertmanager still hold them as active since they fired). Replaying
+// the message resolves both at once.
 func TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager(t *testing.T) {
 	prometheus := tool(t, "PARKINGLOT_PROMETHEUS", "/usr/bin/prometheus")
 	alertmanager := tool(t, "PARKINGLOT_ALERTMANAGER", "/usr/bin/prometheus-alertmanager")
@@ -94,42 +105,28 @@ func TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager(t *testing.T) {
 	ch := brokertest.Channel(t)
 	lot := brokertest.Name(t, "dlq")
 	dest := brokertest.Name(t, "dest")
+	const group = "upstream ledger unavailable: <n>"
 	brokertest.DeclareQueue(t, ch, lot, nil)
 	brokertest.DeclareQueue(t, ch, dest, nil)
 	brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: "pay-1", Body: []byte(`{}`), DeliveryMode: amqp.Persistent,
 		Headers: amqp.Table{"x-last-error": "upstream ledger unavailable: 503", "x-parked-at": time.Now().Truncate(time.Second)}})
 	brokertest.WaitDepth(t, lot, 1, 30*time.Second)
 
-	// the webhook receiver
-	alerts := make(chan webhookAlert, 64)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Alerts []webhookAlert `json:"alerts"`
-		}
-		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &body); err != nil {
-			t.Errorf("webhook body %q: %v", b, err)
-		}
-		for _, a := range body.Alerts {
-			select {
-			case alerts <- a:
-			default:
-			}
-		}
-	}))
-	t.Cleanup(hook.Close)
-
+	hook := newWebhook(t)
 	dir := t.TempDir()
 	c := clitest.NewCLI(t)
 	watchPort, promPort, amPort := brokertest.FreePort(t), brokertest.FreePort(t), brokertest.FreePort(t)
-	start(t, "parkinglot watch", c.Command(ctx, "watch", lot, "--no-discover", "--listen", fmt.Sprintf("127.0.0.1:%d", watchPort),
-		"--interval", "1s", "--scan-interval", "1s"))
+	runWatch := func() *proc {
+		return start(t, "parkinglot watch", c.Command(ctx, "watch", lot, "--no-discover", "--listen", fmt.Sprintf("127.0.0.1:%d", watchPort),
+			"--interval", "1s", "--scan-interval", "1s"))
+	}
+	w := runWatch()
 	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", watchPort)
 	brokertest.Eventually(t, 60*time.Second, 200*time.Millisecond, func() bool {
-		return strings.Contains(get(metrics), `parkinglot_parked_messages_by_error{error_group="upstream ledger unavailable: <n>",queue="`+lot+`"`)
+		return strings.Contains(get(metrics), `parkinglot_parked_messages_by_error{error_group="`+group+`",queue="`+lot+`"`)
 	}, func() string { return "the watch never exported the parking lot's error group:\n" + get(metrics) })
 
-	r := c.Run("", "alert-rules", "--not-empty-for", "2s", "--job", "parkinglot")
+	r := c.Run("", "alert-rules", "--not-empty-for", "2s", "--new-group-for", "2s", "--watch-down-for", "2s", "--job", "parkinglot")
 	if r.Code != 0 {
 		t.Fatalf("alert-rules: exit %d %s", r.Code, r.Stderr)
 	}
@@ -143,7 +140,7 @@ func TestAlertFiresAndResolvesThroughPrometheusAndAlertmanager(t *testing.T) {
 receivers:
   - name: hook
     webhook_configs: [{url: %q, send_resolved: true}]
-`, hook.URL))
+`, hook.url))
 	start(t, "alertmanager", exec.CommandContext(ctx, alertmanager,
 		"--config.file="+filepath.Join(dir, "alertmanager.yml"), "--storage.path="+filepath.Join(dir, "am"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", amPort), "--cluster.listen-address="))
@@ -158,46 +155,58 @@ scrape_configs:
 	start(t, "prometheus", exec.CommandContext(ctx, prometheus,
 		"--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort), "--rules.alert.resend-delay=1s"))
+	prom := promAPI(fmt.Sprintf("http://127.0.0.1:%d", promPort))
+	am := fmt.Sprintf("http://127.0.0.1:%d", amPort)
 
-	// Each alert as the webhook last heard of it, by name.
-	last := map[string]webhookAlert{}
-	await := func(status string, names ...string) {
-		t.Helper()
-		deadline := time.After(2 * time.Minute)
-		for {
-			all := true
-			for _, n := range names {
-				all = all && last[n].Status == status
-			}
-			if all {
-				return
-			}
-			select {
-			case a := <-alerts:
-				if a.Labels["queue"] == lot {
-					last[a.Labels["alertname"]] = a
-				}
-			case <-deadline:
-				t.Fatalf("not every one of %v for %s reached the webhook %s within 2 minutes: %v", names, lot, status, last)
-			}
-		}
+	// The parking lot's two alerts: a new error is one alert per vhost
+	// and error, with no queue.
+	ours := func(e hookEvent) bool {
+		return e.Labels["queue"] == lot && e.Labels["alertname"] == "ParkingLotNotEmpty" ||
+			e.Labels["error_group"] == group && e.Labels["alertname"] == "ParkingLotNewErrorGroup"
 	}
-	await("firing", "ParkingLotNotEmpty", "ParkingLotNewErrorGroup")
-	fired := last["ParkingLotNotEmpty"]
-	if got := fired.Annotations["top_error_group"]; got != "upstream ledger unavailable: <n>" {
+	hook.await(t, 0, "firing", "ParkingLotNotEmpty", "ParkingLotNewErrorGroup")
+	fired := hook.last("ParkingLotNotEmpty")
+	if got := fired.Annotations["top_error_group"]; got != group {
 		t.Errorf("top error group %q, want the parking lot's normalised error", got)
 	}
 	if fired.Labels["vhost"] == "" || fired.Annotations["command"] != "parkinglot --vhost "+fired.Labels["vhost"]+" tui "+lot {
 		t.Errorf("firing alert %+v: want the vhost and the command that opens it", fired)
 	}
-	if g := last["ParkingLotNewErrorGroup"].Labels["error_group"]; g != "upstream ledger unavailable: <n>" {
-		t.Errorf("new error group %q, want the parking lot's normalised error", g)
+	if n := hook.last("ParkingLotNewErrorGroup"); n.Labels["error_group"] != group || n.Annotations["queues"] != lot ||
+		n.Annotations["command"] != fired.Annotations["command"] {
+		t.Errorf("new error group %+v: want the normalised error, the parking lot and the command that opens it", n)
+	}
+	firstPage := hook.len()
+	startsAt, active, firing := map[string]time.Time{}, map[string]time.Time{}, prom.firing(t)
+	for _, a := range []string{"ParkingLotNotEmpty", "ParkingLotNewErrorGroup"} {
+		startsAt[a], active[a] = hook.last(a).StartsAt, firing[a]
+	}
+
+	// The watch dies: the watch-down alert pages; the parking lot's
+	// alerts are neither resolved nor sent again.
+	killed := time.Now()
+	w.stop()
+	hook.await(t, firstPage, "firing", "ParkingLotWatchDown")
+	prom.assertFiringSince(t, active, "while the watch is down")
+
+	// It returns, reads the parking lot and scans it again: Prometheus
+	// evaluates the rules on what it reads, and holds the same alerts as
+	// fired, so Alertmanager was told nothing new.
+	back := hook.len()
+	runWatch()
+	hook.await(t, back, "resolved", "ParkingLotWatchDown")
+	prom.awaitEvaluatedOn(t, fmt.Sprintf(`%s{queue=%q} > %d and on(job, instance) %s == 1`,
+		watch.MetricLastScan, lot, killed.Unix(), watch.MetricReady))
+	prom.assertFiringSince(t, active, "after the watch returned")
+	awaitAlertmanagerHolds(t, am, startsAt)
+	if extra := hook.since(0, ours); len(extra) != 2 {
+		t.Errorf("the webhook heard of the parking lot's alerts %d times, want 2 (each fired once): %+v", len(extra), extra)
 	}
 
 	if r := c.Run("", "replay", lot, "--all", "--to", ":"+dest, "--yes"); r.Code != 0 {
 		t.Fatalf("replay: exit %d %s", r.Code, r.Stderr)
 	}
-	await("resolved", "ParkingLotNotEmpty", "ParkingLotNewErrorGroup")
+	hook.await(t, back, "resolved", "ParkingLotNotEmpty", "ParkingLotNewErrorGroup")
 	brokertest.WaitDepth(t, dest, 1, 30*time.Second)
 }
 

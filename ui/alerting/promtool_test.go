@@ -15,9 +15,10 @@ import (
 // rule fires and resolves: a.dlq fills at minute 2 and is emptied at 10,
 // its oldest message passes 5 minutes at 6, its error group appears at 2
 // (new from 5 on, when a.dlq has been watched the window's 5 minutes: at 3
-// it is a first look, not news); b.dlq grows every minute until 9; c.dlq
-// holds a group from the start (never new) and a second from 9; the watch
-// is down from 5 to 8.
+// it is a first look, not news; no longer new at 8, but held while the
+// watch is down); b.dlq grows every minute until 9; c.dlq holds a group
+// from the start (never new) and a second from 9; the watch is down from 5
+// to 8.
 const ruleTests = `rule_files: [rules.yml]
 evaluation_interval: 1m
 tests:
@@ -33,8 +34,12 @@ tests:
         values: '_ _ 3 3 3 3 3 3 3 3 _ _ _ _ _ _ _ _ _ _'
       - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="a.dlq",error_group="other",job="parkinglot",instance="w"}'
         values: '_ _ 1 1 1 1 1 1 1 1 _ _ _ _ _ _ _ _ _ _'
+      - series: 'parkinglot_watch_last_scan_timestamp_seconds{vhost="/",queue="a.dlq",job="parkinglot",instance="w"}'
+        values: '0+60x19'
       - series: 'parkinglot_parked_messages{vhost="/",queue="c.dlq",job="parkinglot",instance="w"}'
         values: '2x19'
+      - series: 'parkinglot_watch_last_scan_timestamp_seconds{vhost="/",queue="c.dlq",job="parkinglot",instance="w"}'
+        values: '0+60x19'
       - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="c.dlq",error_group="ledger <n>",job="parkinglot",instance="w"}'
         values: '2 2 2 2 2 2 2 2 2 1 1 1 1 1 1 1 1 1 1 1'
       - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="c.dlq",error_group="timeout after <n>ms",job="parkinglot",instance="w"}'
@@ -68,9 +73,10 @@ tests:
       - {eval_time: 11m, alertname: ParkingLotOldMessage, exp_alerts: []}
       - {eval_time: 1m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
       - {eval_time: 3m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
-      - {eval_time: 5m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: a.dlq, error_group: "ledger <n>", job: parkinglot, instance: w}}]}
-      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
-      - {eval_time: 10m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: c.dlq, error_group: "timeout after <n>ms", job: parkinglot, instance: w}}]}
+      - {eval_time: 5m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "ledger <n>"}}]}
+      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "ledger <n>"}}]}
+      - {eval_time: 9m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "timeout after <n>ms"}}]}
+      - {eval_time: 10m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "timeout after <n>ms"}}]}
       - {eval_time: 15m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
       - {eval_time: 6m, alertname: ParkingLotWatchDown, exp_alerts: []}
       - {eval_time: 8m, alertname: ParkingLotWatchDown, exp_alerts: [{exp_labels: {severity: page, job: parkinglot, instance: w}}]}
@@ -122,6 +128,8 @@ tests:
         values: '_ _ _ _ _ _ _ _ _ _ _ _ _ 1 1 1 1 1 1 1'
       - series: 'parkinglot_parked_messages_by_error{vhost="/",queue="d.dlq",error_group="schema <n>",job="parkinglot",instance="w"}'
         values: '_ _ _ _ _ _ _ _ _ _ _ _ _ _ 1 1 1 1 1 1'
+      - series: 'up{job="parkinglot",instance="w"}'
+        values: '1 1 1 1 1 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1'
     alert_rule_test:
       - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
       - {eval_time: 9m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
@@ -130,12 +138,12 @@ tests:
       - eval_time: 13m
         alertname: ParkingLotNewErrorGroup
         exp_alerts:
-          - {exp_labels: {severity: warning, vhost: /, queue: e.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}
+          - {exp_labels: {severity: warning, vhost: /, error_group: "tls handshake"}}
       - eval_time: 14m
         alertname: ParkingLotNewErrorGroup
         exp_alerts:
-          - {exp_labels: {severity: warning, vhost: /, queue: d.dlq, error_group: "schema <n>", job: parkinglot, instance: w}}
-          - {exp_labels: {severity: warning, vhost: /, queue: e.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}
+          - {exp_labels: {severity: warning, vhost: /, error_group: "schema <n>"}}
+          - {exp_labels: {severity: warning, vhost: /, error_group: "tls handshake"}}
 `
 
 // TestPromtoolNoNewErrorGroupsAfterARestart: a restarted watch exports the
@@ -174,12 +182,16 @@ tests:
         values: '_ _ _ _ _ _ _ _ 1 1 stale 1 1 1 1 1'
       - series: 'parkinglot_error_group_oldest_parked_timestamp_seconds{vhost="/",queue="f.dlq",error_group="tls handshake",job="parkinglot",instance="w"}'
         values: '_ _ _ _ _ _ _ _ 470 470 stale 470 470 470 470 470'
+      - series: 'parkinglot_watch_last_scan_timestamp_seconds{vhost="/",queue="f.dlq",job="parkinglot",instance="w"}'
+        values: '0 60 120 180 240 300 360 420 480 540 stale 660 720 780 840 900'
+      - series: 'up{job="parkinglot",instance="w"}'
+        values: '1 1 1 1 1 1 1 1 1 1 0 1 1 1 1 1'
     alert_rule_test:
       - {eval_time: 6m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
       - {eval_time: 7m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
-      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: f.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}]}
-      - {eval_time: 11m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: f.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}]}
-      - {eval_time: 12m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, queue: f.dlq, error_group: "tls handshake", job: parkinglot, instance: w}}]}
+      - {eval_time: 8m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "tls handshake"}}]}
+      - {eval_time: 11m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "tls handshake"}}]}
+      - {eval_time: 12m, alertname: ParkingLotNewErrorGroup, exp_alerts: [{exp_labels: {severity: warning, vhost: /, error_group: "tls handshake"}}]}
       - {eval_time: 13m, alertname: ParkingLotNewErrorGroup, exp_alerts: []}
 `
 
@@ -240,16 +252,27 @@ func TestPromtoolCommandQuotesWhatAShellWouldRead(t *testing.T) {
 }
 
 // promtoolTest runs promtool's unit tests over the rules with short
-// windows. The annotations are left out but those named in keep (promtool
-// compares them whole, and their query of the top error group is
-// exercised by the end-to-end test).
+// windows (shortOptions). The annotations are left out but those named in
+// keep (promtool compares them whole, and their query of the top error
+// group is exercised by the end-to-end test).
 func promtoolTest(t *testing.T, tests string, keep ...string) {
+	t.Helper()
+	promtoolTestWith(t, shortOptions(), tests, keep...)
+}
+
+// shortOptions fit a test of minutes; a new group is news at once, as
+// the tests of newness want (the for: has its own).
+func shortOptions() alerting.Options {
+	o := alerting.Defaults()
+	o.NotEmptyFor, o.GrowingWindow, o.OldestThreshold, o.OldestFor, o.NewGroupWindow, o.NewGroupFor, o.WatchDownFor, o.HoldFor =
+		time.Minute, 5*time.Minute, 5*time.Minute, time.Minute, 5*time.Minute, 0, 2*time.Minute, 10*time.Minute
+	return o
+}
+
+func promtoolTestWith(t *testing.T, o alerting.Options, tests string, keep ...string) {
 	t.Helper()
 	promtool := tool(t, "PARKINGLOT_PROMTOOL", "/usr/bin/promtool")
 	dir := t.TempDir()
-	o := alerting.Defaults()
-	o.NotEmptyFor, o.GrowingWindow, o.OldestThreshold, o.OldestFor, o.NewGroupWindow, o.WatchDownFor =
-		time.Minute, 5*time.Minute, 5*time.Minute, time.Minute, 5*time.Minute, 2*time.Minute
 	f := alerting.Rules(o)
 	for i, r := range f.Groups[0].Rules {
 		kept := map[string]string{}

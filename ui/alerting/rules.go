@@ -6,10 +6,18 @@ package alerting
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/parkinglot/parkinglot/replay/watch"
 )
 
 // Options are the thresholds and durations of the rules; Defaults holds
@@ -21,14 +29,28 @@ type Options struct {
 	OldestThreshold time.Duration // the oldest message older than this
 	OldestFor       time.Duration
 	NewGroupWindow  time.Duration // a group absent this long ago is new
+	NewGroupFor     time.Duration // a new group still there this long is news
 	WatchDownFor    time.Duration
+	// HoldFor is how long a firing parking-lot alert holds on the last
+	// values of a watch (or daemon) that is down, not ready or gone: a
+	// watch's death is no all-clear, and its return no new page. 0: no
+	// hold.
+	HoldFor time.Duration
+	// Thresholds: a queue named here is "not empty" above this many
+	// messages, not above 0 (a parking lot where a few are normal).
+	Thresholds map[string]int
+	Severity   map[string]string // each alert's severity label
+	Labels     map[string]string // more labels on every alert (team, service)
+	RunbookURL string            // the runbook_url annotation of every alert, when set
 }
 
 // Defaults: page when a parking lot has held messages for 2 minutes (the
 // "> 0 pages someone" of a parking lot that is watched), warn when it
 // grew over 15 minutes, when its oldest message is over an hour old, when
-// an error group appeared within the hour, and when the watch has been
-// down or not ready for 5 minutes.
+// an error group appeared within the hour and is still there 5 minutes
+// later; page when the watch has been down or not ready for a minute (the
+// alerts it fed are frozen meanwhile: someone must know), and hold a firing
+// alert up to an hour on the last values of a silent watch.
 func Defaults() Options {
 	return Options{
 		Job:             "parkinglot",
@@ -37,7 +59,13 @@ func Defaults() Options {
 		OldestThreshold: time.Hour,
 		OldestFor:       5 * time.Minute,
 		NewGroupWindow:  time.Hour,
-		WatchDownFor:    5 * time.Minute,
+		NewGroupFor:     5 * time.Minute,
+		WatchDownFor:    time.Minute,
+		HoldFor:         time.Hour,
+		Severity: map[string]string{
+			AlertNotEmpty: "page", AlertGrowing: "warning", AlertOldMessage: "warning",
+			AlertNewErrorGroup: "warning", AlertWatchDown: "page",
+		},
 	}
 }
 
@@ -70,29 +98,107 @@ const (
 	AlertWatchDown     = "ParkingLotWatchDown"
 )
 
+// Alerts are the alert names, in the file's order.
+var Alerts = []string{AlertNotEmpty, AlertGrowing, AlertOldMessage, AlertNewErrorGroup, AlertWatchDown}
+
+// ruleLabels are the labels the rules set or take from the watch's series:
+// one given again would change what an alert is, or which it is.
+var ruleLabels = []string{"alertname", "alertstate", "severity", "job", "instance", "vhost", "queue", "error_group"}
+
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// CheckLabel says why name=value cannot be one of Options.Labels, or nil.
+func CheckLabel(name, value string) error {
+	switch {
+	case !labelName.MatchString(name):
+		return fmt.Errorf("label name %q: Prometheus takes letters, digits and _, not starting with a digit", name)
+	case strings.HasPrefix(name, "__"):
+		return fmt.Errorf("label name %q: names starting with __ are Prometheus's own", name)
+	case slices.Contains(ruleLabels, name):
+		return fmt.Errorf("label %q is the rules' own", name)
+	case !utf8.ValidString(value):
+		return fmt.Errorf("label %s: the value is not UTF-8", name)
+	}
+	return nil
+}
+
+// CheckSeverity says why level cannot be a severity, or nil.
+func CheckSeverity(level string) error {
+	if level == "" || !utf8.ValidString(level) {
+		return errors.New("a severity is a non-empty UTF-8 label value")
+	}
+	return nil
+}
+
 // topError is an annotation template that asks Prometheus for the
 // parking lot's largest error group when the alert fires.
-const topError = `{{ with printf "topk(1, parkinglot_parked_messages_by_error{vhost=%q,queue=%q})" $labels.vhost $labels.queue | query }}{{ . | first | label "error_group" }}{{ else }}(no error group scanned yet){{ end }}`
+var topError = `{{ with printf "topk(1, ` + watch.MetricByError + `{vhost=%q,queue=%q})" $labels.vhost $labels.queue | query }}{{ . | first | label "error_group" }}{{ else }}(none known: not scanned yet, or the watch is silent){{ end }}`
 
 const where = `{{ $labels.vhost }} {{ $labels.queue }}`
 
 // openIt is the command that opens the parking lot, in its vhost whatever
 // the person's config or URL names. It is pasted into a shell, so a name
 // a shell would split or expand (a space, $, a quote) is single-quoted.
-var openIt = `parkinglot --vhost ` + shellWord("vhost") + ` tui ` + shellWord("queue")
+var openIt = `parkinglot --vhost ` + shellWord("$labels.vhost") + ` tui ` + shellWord("$labels.queue")
 
-// shellWord is a template that writes a label as one POSIX shell word:
-// as is when it holds only characters no shell reads specially, else in
-// single quotes, where a quote inside ends them, is escaped and reopens
-// them. match and reReplaceAll are Prometheus's template functions (Go's
-// regexp).
-func shellWord(label string) string {
-	v := "$labels." + label
+// shellWord is a template that writes v (a template value) as one POSIX
+// shell word: as is when it holds only characters no shell reads
+// specially, else in single quotes, where a quote inside ends them, is
+// escaped and reopens them. match and reReplaceAll are Prometheus's
+// template functions (Go's regexp).
+func shellWord(v string) string {
 	return `{{ if match "^[A-Za-z0-9_./:@%+=,-]+$" ` + v + ` }}{{ ` + v + ` }}{{ else }}'{{ reReplaceAll "'" "'\\''" ` + v + ` }}'{{ end }}`
+}
+
+// healthy is each target (job, instance) whose last scrape answered and
+// that is not a watch saying it is not ready: its series are current.
+var healthy = `(up == 1 unless on(job, instance) ` + watch.MetricReady + ` == 0)`
+
+// hold is the part of an alert's expression that keeps it firing while
+// the watch or daemon that exported its parking lot is silent (down, not
+// ready, or no longer a target). A failed scrape marks a target's series
+// stale: they vanish, which would resolve every alert at once and page
+// them again on its return; the watch-down alert says why nothing moves
+// meanwhile. value is the alert's condition on the last values of the
+// silent targets; it holds only the alerts that were firing at the last
+// evaluation (ALERTS), so it raises none that was resolved or pending.
+// Prometheus's keep_firing_for would also hold the genuine resolve of a
+// replayed parking lot; this holds for a silent target alone.
+func hold(alert, on, value string) string {
+	return fmt.Sprintf("(%s)\n  and on(%s) ALERTS{alertname=%q, alertstate=\"firing\"}", value, on, alert)
+}
+
+// silent keeps, of a vector by target, the series of the targets that are
+// not healthy.
+func silent(v string) string { return "(" + v + ")\n  unless on(job, instance) " + healthy }
+
+const lotLabels = "job, instance, vhost, queue"
+
+// depthOver writes cond for each queue given its own threshold, then for
+// every other queue with 0, joined by or: the queues named are matched
+// exactly (no regexp, which a queue's name could upset).
+func depthOver(th map[string]int, cond func(sel string, over int) string) string {
+	var parts, others []string
+	for _, q := range slices.Sorted(maps.Keys(th)) {
+		parts = append(parts, cond(fmt.Sprintf(`{queue=%q}`, q), th[q]))
+		others = append(others, fmt.Sprintf(`queue!=%q`, q))
+	}
+	sel := ""
+	if len(others) > 0 {
+		sel = "{" + strings.Join(others, ",") + "}"
+	}
+	return strings.Join(append(parts, cond(sel, 0)), " or ")
 }
 
 // Rules builds the rules file for o.
 func Rules(o Options) File {
+	held := func(alert, on, expr, value string) string {
+		if o.HoldFor <= 0 {
+			return expr
+		}
+		return expr + "\nor\n" + hold(alert, on, value)
+	}
+	k := promDuration(o.HoldFor)
 	ann := func(summary, description string) map[string]string {
 		return map[string]string{
 			"summary":         summary,
@@ -101,28 +207,50 @@ func Rules(o Options) File {
 			"command":         openIt,
 		}
 	}
+	window := promDuration(o.GrowingWindow)
+	// Growing holds on the growth at the last step its target was healthy
+	// (a range keeps a silent target's last samples, but its window slides
+	// off the growth), also while a returned target has not yet two samples
+	// in the window, when delta says nothing; not for a parking lot gone
+	// from a healthy target.
+	step := promDuration(min(o.GrowingWindow, time.Minute))
+	newLot := fmt.Sprintf(`(%[3]s{error_group!="other"} > 0 and on(job, instance, vhost, queue, error_group) (time() - %[4]s < %[2]d)) or ((%[3]s{error_group!="other"} > 0 unless %[3]s offset %[1]s) and on(job, instance, vhost, queue) (count by(job, instance, vhost, queue) (%[3]s offset %[1]s) or %[5]s offset %[1]s == 0) unless on(job, instance, vhost, queue, error_group) %[4]s)`,
+		promDuration(o.NewGroupWindow), int(o.NewGroupWindow.Seconds()), watch.MetricByError, watch.MetricGroupAge, watch.MetricParked)
+	// A lot's groups are held while they are not known now: its target
+	// silent, or (restarted) not scanned yet.
+	heldLot := fmt.Sprintf(`last_over_time(%s{error_group!="other"}[%s]) > 0 unless on(%s) (%s and on(job, instance) %s)`,
+		watch.MetricByError, k, lotLabels, watch.MetricLastScan, healthy)
+	perVhost := func(e string) string { return "sum by(vhost, error_group) (max without(job, instance) (" + e + "))" }
 	rules := []Rule{
 		{
-			Alert:  AlertNotEmpty,
-			Expr:   `parkinglot_parked_messages > 0`,
-			For:    promDuration(o.NotEmptyFor),
-			Labels: map[string]string{"severity": "page"},
-			Annotations: ann("Parking lot "+where+" holds {{ $value }} message(s)",
+			Alert: AlertNotEmpty,
+			Expr: held(AlertNotEmpty, lotLabels,
+				depthOver(o.Thresholds, func(sel string, n int) string { return fmt.Sprintf("%s%s > %d", watch.MetricParked, sel, n) }),
+				silent(depthOver(o.Thresholds, func(sel string, n int) string {
+					return fmt.Sprintf("last_over_time(%s%s[%s]) > %d", watch.MetricParked, sel, k, n)
+				}))),
+			For: promDuration(o.NotEmptyFor),
+			Annotations: ann("Parking lot "+where+" holds {{ $value | humanize }} message(s)",
 				"Messages a consumer could not process are parked in "+where+". Top error: "+topError+". Look, fix, replay: "+openIt),
 		},
 		{
-			Alert:  AlertGrowing,
-			Expr:   fmt.Sprintf(`delta(parkinglot_parked_messages[%s]) > 0`, promDuration(o.GrowingWindow)),
-			For:    promDuration(o.GrowingWindow),
-			Labels: map[string]string{"severity": "warning"},
-			Annotations: ann("Parking lot "+where+" grew by {{ $value }} in "+promDuration(o.GrowingWindow),
+			Alert: AlertGrowing,
+			Expr: held(AlertGrowing, lotLabels,
+				fmt.Sprintf(`delta(%s[%s]) > 0`, watch.MetricParked, window),
+				fmt.Sprintf("last_over_time((delta(%[1]s[%[2]s]) and on(job, instance) %[3]s)[%[4]s:%[5]s])\n  unless on(%[6]s) ((count_over_time(%[1]s[%[2]s]) >= 2 or (last_over_time(%[1]s[%[4]s]) unless %[1]s)) and on(job, instance) %[3]s)",
+					watch.MetricParked, window, healthy, k, step, lotLabels)),
+			For: window,
+			// delta extrapolates to the window's ends (5.454545…): the
+			// nearest count.
+			Annotations: ann("Parking lot "+where+` grew by about {{ printf "%.0f" $value }} in `+window,
 				"Failures are still arriving in "+where+". Top error: "+topError+". "+openIt),
 		},
 		{
-			Alert:  AlertOldMessage,
-			Expr:   fmt.Sprintf(`parkinglot_oldest_parked_age_seconds > %d`, int(o.OldestThreshold.Seconds())),
-			For:    promDuration(o.OldestFor),
-			Labels: map[string]string{"severity": "warning"},
+			Alert: AlertOldMessage,
+			Expr: held(AlertOldMessage, lotLabels,
+				fmt.Sprintf(`%s > %d`, watch.MetricOldestAge, int(o.OldestThreshold.Seconds())),
+				silent(fmt.Sprintf(`last_over_time(%s[%s]) > %d`, watch.MetricOldestAge, k, int(o.OldestThreshold.Seconds())))),
+			For: promDuration(o.OldestFor),
 			Annotations: ann("The oldest message in "+where+" was parked {{ $value | humanizeDuration }} ago",
 				"Parked longer than "+promDuration(o.OldestThreshold)+": replay or remove it. Top error: "+topError+". "+openIt),
 		},
@@ -135,31 +263,56 @@ func Rules(o Options) File {
 			// a window ago, in a parking lot whose groups were known then:
 			// counted, or none as it was empty (a restarted watch exports
 			// the depths at once but the groups only after its first
-			// scan). No for: news of an error should not wait.
-			Expr: fmt.Sprintf(`(parkinglot_parked_messages_by_error{error_group!="other"} > 0 and on(job, instance, vhost, queue, error_group) (time() - parkinglot_error_group_oldest_parked_timestamp_seconds < %[2]d)) or ((parkinglot_parked_messages_by_error{error_group!="other"} > 0 unless parkinglot_parked_messages_by_error offset %[1]s) and on(job, instance, vhost, queue) (count by(job, instance, vhost, queue) (parkinglot_parked_messages_by_error offset %[1]s) or parkinglot_parked_messages offset %[1]s == 0) unless on(job, instance, vhost, queue, error_group) parkinglot_error_group_oldest_parked_timestamp_seconds)`,
-				promDuration(o.NewGroupWindow), int(o.NewGroupWindow.Seconds())),
-			Labels: map[string]string{"severity": "warning"},
+			// scan). One alert per error and vhost, whatever the parking
+			// lots (one failing dependency parks the same error in
+			// each) or watches; its for: lets a group seen once pass.
+			Expr: held(AlertNewErrorGroup, "vhost, error_group", perVhost(newLot), perVhost(heldLot)),
+			For:  promDuration(o.NewGroupFor),
 			Annotations: map[string]string{
-				"summary":         `New error in ` + where + `: {{ $labels.error_group }}`,
-				"description":     `{{ $value }} message(s) parked with an error new there in the last ` + promDuration(o.NewGroupWindow) + `: {{ $labels.error_group }}. ` + openIt,
+				"summary": `New error in {{ $labels.vhost }}: {{ $labels.error_group }}`,
+				"description": `{{ $value | humanize }} message(s) parked with an error new there in the last ` + promDuration(o.NewGroupWindow) +
+					`: {{ $labels.error_group }}. Parking lots: ` + lotsOf + `. ` + openLargest,
 				"top_error_group": `{{ $labels.error_group }}`,
-				"command":         openIt,
+				"queues":          lotsOf,
+				"command":         openLargest,
 			},
 		},
 		{
 			Alert: AlertWatchDown,
-			Expr: fmt.Sprintf(`up{job=%q} == 0 or parkinglot_watch_ready{job=%q} == 0 or absent(up{job=%q})`,
-				o.Job, o.Job, o.Job),
-			For:    promDuration(o.WatchDownFor),
-			Labels: map[string]string{"severity": "page"},
+			Expr: fmt.Sprintf(`up{job=%q} == 0 or %s{job=%q} == 0 or absent(up{job=%q})`,
+				o.Job, watch.MetricReady, o.Job, o.Job),
+			For: promDuration(o.WatchDownFor),
 			Annotations: map[string]string{
 				"summary":     `parkinglot watch {{ $labels.instance }} is down or not ready`,
-				"description": `No parking lot of job ` + o.Job + ` is watched: nobody is told of new failures. Check the watch's /readyz (it names what is missing) and its log.`,
+				"description": `No parking lot of job ` + o.Job + ` is watched: nobody is told of new failures, and its parking lots' alerts stay as they were. Check the watch's /readyz (it names what is missing) and its log.`,
 			},
 		},
 	}
+	for i := range rules {
+		r := &rules[i]
+		r.Labels = maps.Clone(o.Labels)
+		if r.Labels == nil {
+			r.Labels = map[string]string{}
+		}
+		r.Labels["severity"] = o.Severity[r.Alert]
+		if r.Labels["severity"] == "" {
+			r.Labels["severity"] = Defaults().Severity[r.Alert]
+		}
+		if o.RunbookURL != "" {
+			r.Annotations["runbook_url"] = o.RunbookURL
+		}
+	}
 	return File{Groups: []Group{{Name: "parkinglot", Rules: rules}}}
 }
+
+// The parking lots of a new-error alert: where its group is parked now,
+// the largest first, and the command that opens the largest.
+var (
+	lotsQuery = `printf "sort_desc(max by(queue) (` + watch.MetricByError + `{vhost=%q,error_group=%q}))" $labels.vhost $labels.error_group | query`
+	lotsOf    = `{{ range $i, $s := ` + lotsQuery + ` }}{{ if $i }}, {{ end }}{{ $s.Labels.queue }}{{ else }}(none read now){{ end }}`
+	// openLargest: inside with, . is the largest lot's sample.
+	openLargest = `{{ with ` + lotsQuery + ` }}{{ with . | first }}parkinglot --vhost ` + shellWord("$labels.vhost") + ` tui ` + shellWord(".Labels.queue") + `{{ end }}{{ end }}`
+)
 
 // YAML is the rules file as Prometheus reads it.
 func (f File) YAML() ([]byte, error) {
