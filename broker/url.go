@@ -17,6 +17,21 @@ var ErrBadURL = errors.New("bad broker URL")
 // ErrEmptyURL is ErrBadURL for no URL at all.
 var ErrEmptyURL = fmt.Errorf("%w: empty URL", ErrBadURL)
 
+// NoPasswordError is a URL that names a user and no password. amqp091-go
+// would log in as that user with the password "guest", so a broker would
+// answer "wrong username or password" for a password nobody gave, or let
+// guest in unasked: a dial is refused instead. It wraps ErrBadURL.
+type NoPasswordError struct {
+	URL  string // as given, redacted (it holds no password)
+	User string
+}
+
+func (e *NoPasswordError) Error() string {
+	return fmt.Sprintf("%s %q: no password given for user %q", ErrBadURL, e.URL, e.User)
+}
+
+func (e *NoPasswordError) Unwrap() error { return ErrBadURL }
+
 // redactedPassword replaces every password parkinglot shows or logs.
 const redactedPassword = "xxxxx"
 
@@ -226,7 +241,8 @@ func ParseURLs(raw string) ([]string, []amqp.URI, error) {
 
 // ParseURL checks one AMQP URL and returns the parsed form. Errors name the
 // problem in one line and never contain the password. A list of URLs is
-// refused: see ParseURLs.
+// refused: see ParseURLs. So is a user without a password
+// (*NoPasswordError): the caller fills it in before dialling.
 func ParseURL(raw string) (amqp.URI, error) {
 	if strings.TrimSpace(raw) == "" {
 		return amqp.URI{}, ErrEmptyURL
@@ -274,6 +290,11 @@ func ParseURL(raw string) (amqp.URI, error) {
 	uri, err := amqp.ParseURI(raw)
 	if err != nil {
 		return amqp.URI{}, fmt.Errorf("%w %q: %s", ErrBadURL, Redact(raw), RedactText(err.Error()))
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); !ok {
+			return amqp.URI{}, &NoPasswordError{URL: Redact(raw), User: u.User.Username()}
+		}
 	}
 	return uri, nil
 }

@@ -251,3 +251,39 @@ func TestURLErrorsHideAnyPassword(t *testing.T) {
 		}
 	}
 }
+
+// A user without a password is refused, never dialled: amqp091-go would
+// send the password "guest". A password written empty is a password, and a
+// URL without a user is the broker's default guest, as documented.
+func TestParseURLRefusesAUserWithoutAPassword(t *testing.T) {
+	for _, tc := range []struct {
+		in, user string // user "": accepted
+	}{
+		{"amqp://ops@rabbit:5672/", "ops"},
+		{"amqp://guest@localhost/", "guest"},
+		{"amqps://o%40ps@rabbit/prod", "o@ps"},
+		{"amqp://ops:@rabbit/", ""},
+		{"amqp://rabbit/", ""},
+	} {
+		_, err := ParseURL(tc.in)
+		if tc.user == "" {
+			if err != nil {
+				t.Errorf("ParseURL(%q): %v, want it accepted", tc.in, err)
+			}
+			continue
+		}
+		var npe *NoPasswordError
+		if !errors.As(err, &npe) || npe.User != tc.user || !errors.Is(err, ErrBadURL) {
+			t.Errorf("ParseURL(%q) = %v, want a NoPasswordError for %q wrapping ErrBadURL", tc.in, err, tc.user)
+			continue
+		}
+		if want := `no password given for user "` + tc.user + `"`; !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseURL(%q): %q does not say %q", tc.in, err, want)
+		}
+	}
+	_, _, err := ParseURLs("amqp://a:b@h1/,amqp://ops@h2/")
+	var npe *NoPasswordError
+	if !errors.As(err, &npe) || !strings.HasPrefix(err.Error(), "URL 2 of 2: ") {
+		t.Errorf("ParseURLs: %v, want URL 2 of 2 refused for its missing password", err)
+	}
+}

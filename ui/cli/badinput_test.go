@@ -171,27 +171,31 @@ func badInputCases(u corpusUsers) []badCase {
 
 	return []badCase{
 		// ---- where to connect
-		{name: "url-malformed", code: 1, want: "cannot parse it", setup: func(b *bx) []string {
+		{name: "url-malformed", code: 2, want: "cannot parse it", setup: func(b *bx) []string {
 			return []string{"--url", "amqp://" + u.user + ":" + pw + "@127.0.0.1:5672/%zz", "list", "q"}
 		}},
 		// The password shows nowhere though the error quotes the URL.
-		{name: "url-password-with-space", code: 1, want: "contains white space", setup: func(b *bx) []string {
+		{name: "url-password-with-space", code: 2, want: "contains white space", setup: func(b *bx) []string {
 			return []string{"--url", "amqp://" + u.user + ":S3cr3t " + pw + "@127.0.0.1:5672/", "list", "q"}
 		}},
-		{name: "url-scheme-http", code: 1, want: `scheme "http" is not amqp or amqps`, setup: func(b *bx) []string {
+		{name: "url-scheme-http", code: 2, want: `scheme "http" is not amqp or amqps`, setup: func(b *bx) []string {
 			return []string{"--url", "http://" + u.user + ":" + pw + "@127.0.0.1:5672/", "list", "q"}
 		}},
-		{name: "url-scheme-amqpx", code: 1, want: `scheme "amqpx" is not amqp or amqps`, setup: func(b *bx) []string {
+		{name: "url-scheme-amqpx", code: 2, want: `scheme "amqpx" is not amqp or amqps`, setup: func(b *bx) []string {
 			return []string{"--url", "amqpx://" + u.user + ":" + pw + "@127.0.0.1:5672/", "queues"}
 		}},
-		{name: "url-no-scheme", code: 1, want: "no scheme; use amqp:// or amqps://", setup: func(b *bx) []string {
+		{name: "url-no-scheme", code: 2, want: "no scheme; use amqp:// or amqps://", setup: func(b *bx) []string {
 			return []string{"--url", u.user + ":" + pw + "@127.0.0.1:5672", "list", "q"}
 		}},
-		{name: "url-no-host", code: 1, want: "no host", setup: func(b *bx) []string {
+		{name: "url-no-host", code: 2, want: "no host", setup: func(b *bx) []string {
 			return []string{"--url", "amqp://" + u.user + ":" + pw + "@:5672/", "list", "q"}
 		}},
-		{name: "url-bad-port", code: 1, want: "bad port; want a number from 1 to 65535", setup: func(b *bx) []string {
+		{name: "url-bad-port", code: 2, want: "bad port; want a number from 1 to 65535", setup: func(b *bx) []string {
 			return []string{"--url", "amqp://" + u.user + ":" + pw + "@127.0.0.1:99999/", "list", "q"}
+		}},
+		// Never amqp091-go's default password "guest" for a user without one.
+		{name: "url-user-without-password", code: 2, want: `no password given for user "` + u.user + `" (write it in the URL, or set PARKINGLOT_PASSWORD_FILE`, setup: func(b *bx) []string {
+			return []string{"--url", "amqp://" + u.user + "@127.0.0.1:5672/", "list", "q"}
 		}},
 		{name: "url-nothing-listens", code: 1, want: "nothing listens at 127.0.0.1:", setup: func(b *bx) []string {
 			return []string{"--url", fmt.Sprintf("amqp://%s:%s@127.0.0.1:%d/", u.user, pw, brokertest.FreePort(b.t)), "list", "q"}
@@ -509,22 +513,22 @@ func badInputCases(u corpusUsers) []badCase {
 		}},
 
 		// ---- pipeline files
-		{name: "pipeline-unknown-key", code: 1, want: `unknown key "max_retry"`, setup: func(b *bx) []string {
+		{name: "pipeline-unknown-key", code: 2, want: `unknown key "max_retry"`, setup: func(b *bx) []string {
 			return []string{"topology", "declare", "-f", b.file("p.yaml", pipelineText("x", "max_retry: 3\n"), 0o600)}
 		}},
-		{name: "pipeline-negative-delay", code: 1, want: "retry.delays: -5s is not a positive delay", setup: func(b *bx) []string {
+		{name: "pipeline-negative-delay", code: 2, want: "retry.delays: -5s is not a positive delay", setup: func(b *bx) []string {
 			return []string{"topology", "declare", "-f", b.file("p.yaml", strings.Replace(pipelineText("x", ""), "[1s]", "[-5s]", 1), 0o600)}
 		}},
-		{name: "pipeline-zero-retries", code: 1, want: "max_retries is 0", setup: func(b *bx) []string {
+		{name: "pipeline-zero-retries", code: 2, want: "max_retries is 0", setup: func(b *bx) []string {
 			return []string{"daemon", "-f", b.file("p.yaml", pipelineText("x", "max_retries: 0\n"), 0o600), "--exec", "true"}
 		}},
-		{name: "pipeline-missing-file", code: 1, want: "open /nonexistent/pipeline.yaml: no such file", setup: func(b *bx) []string {
+		{name: "pipeline-missing-file", code: 2, want: "open /nonexistent/pipeline.yaml: no such file", setup: func(b *bx) []string {
 			return []string{"topology", "declare", "-f", "/nonexistent/pipeline.yaml"}
 		}},
-		{name: "pipeline-not-yaml", code: 1, want: "invalid pipeline: line 1: did not find expected", setup: func(b *bx) []string {
+		{name: "pipeline-not-yaml", code: 2, want: "invalid pipeline: line 1: did not find expected", setup: func(b *bx) []string {
 			return []string{"topology", "declare", "-f", b.file("p.yaml", "this is: [not yaml\n", 0o600)}
 		}},
-		{name: "pipeline-plain-text", code: 1, want: "not a pipeline", setup: func(b *bx) []string {
+		{name: "pipeline-plain-text", code: 2, want: "not a pipeline", setup: func(b *bx) []string {
 			return []string{"topology", "declare", "-f", b.file("p.yaml", "hello world\n", 0o600)}
 		}},
 
@@ -656,8 +660,11 @@ exit 0`)
 		{name: "unknown-flag", code: 2, want: "unknown flag: --bogus", setup: func(b *bx) []string {
 			return []string{"list", "q", "--bogus"}
 		}},
-		{name: "unknown-command", code: 2, want: `unknown command "bogus" for "parkinglot"`, setup: func(b *bx) []string {
+		{name: "unknown-command", code: 2, want: `unknown command "bogus" (parkinglot --help lists them)`, setup: func(b *bx) []string {
 			return []string{"bogus"}
+		}},
+		{name: "unknown-command-suggested", code: 2, want: `unknown command "lsit"; did you mean "list"?`, setup: func(b *bx) []string {
+			return []string{"lsit", "q"}
 		}},
 		{name: "output-yaml", code: 2, want: `-o "yaml": use text or json`, setup: func(b *bx) []string {
 			return []string{"list", "q", "-o", "yaml"}

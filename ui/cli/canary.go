@@ -36,25 +36,27 @@ func (c *canaryFlags) register(fl *pflag.FlagSet) {
 func (c *canaryFlags) check(dryRun bool) error {
 	switch {
 	case c.N < 0, c.N == 0 && c.fl != nil && c.fl.Changed("canary"):
-		return usagef("%w: --canary %d: want 1 or more messages", replay.ErrBadSelection, c.N)
+		return usagef("--canary %d: want 1 or more messages", c.N)
 	case c.N > 0 && c.Ramp != "":
-		return usagef("%w: --canary and --ramp both say how to start; give one", replay.ErrBadSelection)
+		return usagef("--canary and --ramp both say how to start; give one")
 	case c.Wait < 0:
-		return usagef("%w: --canary-wait %v: want a positive duration", replay.ErrBadSelection, c.Wait)
+		return usagef("--canary-wait %v: want a positive duration", c.Wait)
 	case c.N > 0:
 		c.steps = []int{c.N}
 	case c.Ramp != "":
 		steps, err := replay.ParseRamp(c.Ramp)
 		if err != nil {
-			return &UsageError{err}
+			// The engine's "bad selection: ramp …" in the flag's name: a
+			// ramp says how to send, not which messages.
+			return usagef("--%s", strings.TrimPrefix(err.Error(), replay.ErrBadSelection.Error()+": "))
 		}
 		c.steps = steps
 	}
 	if len(c.steps) > 0 && dryRun {
-		return usagef("%w: --dry-run shows the whole replay; a canary cannot be previewed", replay.ErrBadSelection)
+		return usagef("--dry-run shows the whole replay; a canary cannot be previewed")
 	}
 	if len(c.steps) == 0 && (c.Wait != 0 || c.Pipeline != "") {
-		return usagef("%w: --canary-wait and --pipeline go with --canary or --ramp", replay.ErrBadSelection)
+		return usagef("--canary-wait and --pipeline go with --canary or --ramp")
 	}
 	return nil
 }

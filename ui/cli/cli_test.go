@@ -38,7 +38,7 @@ func TestRootExitCodes(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"bogus"}, 2, `unknown command "bogus" for "parkinglot"`},
+		{[]string{"bogus"}, 2, `unknown command "bogus" (parkinglot --help lists them)`},
 		{[]string{"list"}, 2, "accepts 1 arg(s), received 0"},
 		{[]string{"list", "q", "--limit", "abc"}, 2, `invalid argument "abc" for "--limit" flag: want a whole number`},
 		{[]string{"list", "q", "--limit", "-1"}, 2, "--limit -1: want 0 (all) or more"},

@@ -186,7 +186,7 @@ func (f *Factory) passwordFrom(raw, urlFrom string) string {
 	case need && src != nil:
 		return src.String()
 	case need:
-		return "none: the URL names a user and no password, and no password source is set"
+		return "none: the URL names a user and no password, and no password source is set: a connection is refused"
 	case noUser:
 		return "none: the URL names no user (the broker's default guest)"
 	}

@@ -123,7 +123,7 @@ func flagAfterExec(cmd *cobra.Command, args []string) string {
 func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 	p, err := retrycore.LoadPipeline(opts.File)
 	if err != nil {
-		return err
+		return &UsageError{err} // a mistake in the file, like one in the config
 	}
 	m, check, err := opts.checkedManagement(ctx, "parkinglot daemon "+p.Name) // optional
 	if err != nil {

@@ -14,10 +14,12 @@ type DeleteOptions struct {
 	Queue  string
 	Select replay.Selector
 	Yes    bool
+	// NoTrunc: the preview cuts no column (tableWidth).
+	NoTrunc bool
 }
 
 // NewCmdDelete is `parkinglot delete QUEUE (--id ID… | --filter EXPR |
-// --all) [--yes]`.
+// --all) [--yes] [--no-trunc]`.
 func NewCmdDelete(f *Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
 	opts := &DeleteOptions{Factory: f}
 	var sel selectionFlags
@@ -39,6 +41,7 @@ func NewCmdDelete(f *Factory, runF func(context.Context, *DeleteOptions) error) 
 	}
 	sel.register(cmd, true, "message id; repeatable", "messages matching this expression")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "do not ask (needed without a terminal)")
+	noTruncFlag(cmd, &opts.NoTrunc)
 	return cmd
 }
 
@@ -51,7 +54,7 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	defer s.Close()
 	limit := 0
 	if !opts.Yes {
-		if limit, err = previewRemoval(ctx, f, s, "delete", opts.Queue, opts.Select); err != nil {
+		if limit, err = previewRemoval(ctx, f, s, "delete", opts.Queue, opts.Select, opts.NoTrunc); err != nil {
 			return err
 		}
 	}

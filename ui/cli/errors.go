@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +28,10 @@ const (
 	// ExitCameBack: a canary replay stopped because messages it replayed
 	// came back to the parking lot; the rest stay parked.
 	ExitCameBack = 4
+	// ExitClosedOutput: stdout was closed (`list Q | head`). SIGPIPE is
+	// ignored so that the command gives back what it held; it then exits
+	// as a shell reports a process SIGPIPE killed (128+13), saying nothing.
+	ExitClosedOutput = 141
 )
 
 // UsageError is bad command-line use: a wrong flag, argument or
@@ -38,12 +46,15 @@ func usagef(format string, args ...any) error {
 }
 
 // ExitCode maps a command's error to the exit status, by its type only.
+// A URL that cannot be used is bad input, like a bad flag or config key.
 func ExitCode(err error) int {
 	var ue *UsageError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue), errors.Is(err, ErrNeedsConfirmation), errors.Is(err, ErrDeclined):
+	case closedStdout(err):
+		return ExitClosedOutput
+	case errors.As(err, &ue), errors.Is(err, ErrNeedsConfirmation), errors.Is(err, ErrDeclined), errors.Is(err, broker.ErrBadURL):
 		return ExitUsage
 	case errors.Is(err, replay.ErrCameBack):
 		return ExitCameBack
@@ -53,6 +64,14 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	}
 	return ExitError
+}
+
+// closedStdout: err is a write to the process's stdout that the reader
+// closed. Only stdout: a broken pipe to the broker or to a handler is an
+// error like any other.
+func closedStdout(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Path == os.Stdout.Name() && errors.Is(pe.Err, syscall.EPIPE)
 }
 
 // usageArgs makes cobra's argument validators return a UsageError.
@@ -71,6 +90,83 @@ var (
 )
 
 func exactArgs(n int) cobra.PositionalArgs { return usageArgs(cobra.ExactArgs(n)) }
+
+// subcommandArgs is the Args of a command that groups others (the root,
+// topology, completion): an argument is a mistyped command, answered with
+// cobra's suggestions on one line (cobra words them on three, and only for
+// a root without Args of its own).
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	what := fmt.Sprintf("unknown command %q", args[0])
+	if cmd.HasParent() {
+		what += fmt.Sprintf(" for %q", cmd.CommandPath())
+	}
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only on its own path
+	}
+	if s := closest(args[0], cmd.SuggestionsFor(args[0])); len(s) > 0 {
+		return usagef("%s; did you mean %s?", what, quoteOr(s))
+	}
+	return usagef("%s (%s --help lists them)", what, cmd.CommandPath())
+}
+
+// closest keeps the names nearest to typed, counting a swap of two
+// letters as one edit: cobra offers "edit" and "list" for "lsit".
+func closest(typed string, names []string) []string {
+	var best []string
+	bestD := -1
+	for _, n := range names {
+		d := editDistance(strings.ToLower(typed), strings.ToLower(n))
+		switch {
+		case bestD < 0 || d < bestD:
+			best, bestD = []string{n}, d
+		case d == bestD && !slices.Contains(best, n):
+			best = append(best, n)
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and swaps of neighbours, each one edit.
+func editDistance(a, b string) int {
+	s, t := []rune(a), []rune(b)
+	d := make([][]int, len(s)+1)
+	for i := range d {
+		d[i] = make([]int, len(t)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		for j := 1; j <= len(t); j++ {
+			cost := 1
+			if s[i-1] == t[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(s)][len(t)]
+}
+
+// quoteOr is `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+func quoteOr(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
 
 // flagError is the root's flag error func: every flag pflag cannot parse
 // is a usage error, worded without Go's function names.
@@ -136,6 +232,10 @@ func errorLine(err error) string {
 
 // hintFor is the flag that mends err, "" when no flag does.
 func hintFor(err error) string {
+	var npe *broker.NoPasswordError
+	if errors.As(err, &npe) {
+		return " (write it in the URL, or set PARKINGLOT_PASSWORD_FILE, or the context's password_file or password_command)"
+	}
 	for _, h := range connectionHints {
 		if errors.Is(err, h.err) {
 			return h.hint

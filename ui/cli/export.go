@@ -19,10 +19,12 @@ type ExportOptions struct {
 	Select replay.Selector
 	Remove bool
 	Yes    bool
+	// NoTrunc: --remove's preview cuts no column (tableWidth).
+	NoTrunc bool
 }
 
 // NewCmdExport is `parkinglot export QUEUE [--file F] [--filter EXPR |
-// --id ID…] [--remove [--yes]]`.
+// --id ID…] [--remove [--yes]] [--no-trunc]`.
 func NewCmdExport(f *Factory, runF func(context.Context, *ExportOptions) error) *cobra.Command {
 	opts := &ExportOptions{Factory: f}
 	var sel selectionFlags
@@ -49,6 +51,7 @@ func NewCmdExport(f *Factory, runF func(context.Context, *ExportOptions) error) 
 	sel.register(cmd, false, "only this message id; repeatable", "only messages matching this expression")
 	cmd.Flags().BoolVar(&opts.Remove, "remove", false, "remove each message once its line is fsynced to --file")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "do not ask (needed for --remove without a terminal)")
+	noTruncFlag(cmd, &opts.NoTrunc)
 	return cmd
 }
 
@@ -61,7 +64,7 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	defer s.Close()
 	limit := 0
 	if opts.Remove && !opts.Yes {
-		if limit, err = previewRemoval(ctx, f, s, "export to "+opts.File+" and remove", opts.Queue, opts.Select); err != nil {
+		if limit, err = previewRemoval(ctx, f, s, "export to "+opts.File+" and remove", opts.Queue, opts.Select, opts.NoTrunc); err != nil {
 			return err
 		}
 	}

@@ -91,7 +91,7 @@ func destinationFlag(cmd *cobra.Command, s, without string) (*retrycore.Destinat
 		if s == "" {
 			hint = "; leave --to out to send " + without
 		}
-		return nil, usagef("%w: --to %w%s", replay.ErrBadSelection, err, hint)
+		return nil, usagef("--to %w%s", err, hint)
 	}
 	return &d, nil
 }
@@ -120,7 +120,7 @@ func (d *destinationFlags) parse(cmd *cobra.Command) (*retrycore.Destination, re
 	}
 	if err := replay.CheckDestination(to, target); err != nil {
 		if errors.Is(err, replay.ErrBadTarget) {
-			return nil, "", usagef("%w: --target %q: use origin or queue", replay.ErrBadSelection, d.target)
+			return nil, "", usagef("--target %q: use origin or queue", d.target)
 		}
 		return nil, "", destinationErr(err)
 	}

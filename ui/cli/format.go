@@ -3,9 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui/format"
@@ -23,8 +26,10 @@ func FormatOrigin(s replay.Summary) string {
 // SummaryTable prints summaries as rows of fixed-width columns, so a long
 // list can be printed batch by batch as it arrives.
 type SummaryTable struct {
-	W     io.Writer
-	Width int // terminal width; 0: 120
+	W io.Writer
+	// Width is what a row may take (Factory.tableWidth): the ORIGIN and
+	// ERROR columns are cut to fit; 0 cuts nothing.
+	Width int
 	Now   time.Time
 	head  bool
 	idW   int // the ID column's width, set by the first batch (idColumn)
@@ -52,15 +57,39 @@ func idColumn(ids ...string) int {
 	return w
 }
 
+// defaultWidth is a terminal's width when it cannot be read.
+const defaultWidth = 120
+
+// tableWidth is how wide a row of list, search or a removal's preview may
+// be, 0 for no limit. --no-trunc cuts nothing; else COLUMNS when set (read
+// first, as git and ls do), else the terminal's width. Piped, nothing is
+// cut, so that `| grep` sees every error whole.
+func (f *Factory) tableWidth(noTrunc bool) int {
+	if noTrunc {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(f.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	if !f.IOStreams.OutIsTerminal() {
+		return 0
+	}
+	if w := f.IOStreams.Width(); w > 0 {
+		return w
+	}
+	return defaultWidth
+}
+
+// noTruncFlag is --no-trunc, for every command whose table cuts columns.
+func noTruncFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "no-trunc", false, "cut no column to the terminal's width (piped output is cut only when COLUMNS is set)")
+}
+
 // fmtWidth is how wide fmt's %-*s counts s: in runes.
 func fmtWidth(s string) int { return utf8.RuneCountInString(s) }
 
 // Write prints the header (once) and the rows.
 func (t *SummaryTable) Write(sums []replay.Summary) error {
-	width := t.Width
-	if width <= 0 {
-		width = 120
-	}
 	if !t.head {
 		t.head = true
 		ids := make([]string, len(sums))
@@ -79,11 +108,14 @@ func (t *SummaryTable) Write(sums []replay.Summary) error {
 	var b strings.Builder
 	for _, s := range sums {
 		id := format.Name(s.ID)
-		errW := max(width-max(fmtWidth(id), t.idW)-colAge-colAttempts-colBack-colOrigin-5, 20)
+		origin, errText := FormatOrigin(s), format.OneLine(s.Facts.Error)
+		if t.Width > 0 {
+			errW := max(t.Width-max(fmtWidth(id), t.idW)-colAge-colAttempts-colBack-colOrigin-5, 20)
+			origin, errText = format.Cut(origin, colOrigin), format.Cut(errText, errW)
+		}
 		fmt.Fprintf(&b, "%-*s %-*s %*d %-*s %-*s %s\n",
 			t.idW, id, colAge, format.Age(s.Age(now)), colAttempts, s.Facts.Attempts,
-			colBack, format.CameBackShort(s.Facts),
-			colOrigin, format.Cut(FormatOrigin(s), colOrigin), format.Cut(format.OneLine(s.Facts.Error), errW))
+			colBack, format.CameBackShort(s.Facts), colOrigin, origin, errText)
 	}
 	_, err := io.WriteString(t.W, b.String())
 	return err

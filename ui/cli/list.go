@@ -16,13 +16,16 @@ type ListOptions struct {
 	Queue  string
 	Limit  int
 	Filter string
+	// NoTrunc: cut no column, even on a terminal (tableWidth).
+	NoTrunc bool
 }
 
-// NewCmdList is `parkinglot list QUEUE [--limit N] [--filter EXPR]`.
+// NewCmdList is `parkinglot list QUEUE [--limit N] [--filter EXPR]
+// [--no-trunc]`.
 func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "list QUEUE [--limit N] [--filter EXPR]",
+		Use:   "list QUEUE [--limit N] [--filter EXPR] [--no-trunc]",
 		Short: "List parked messages without removing them: id, parked age, origin, attempts, error",
 		Long: `List parked messages without removing them (each is held and given back).
 
@@ -32,7 +35,11 @@ redelivered, origin_exchange, origin_routing_key, came_back (replayed and
 parked again), replay_id, replay_run. Examples:
   --filter 'error contains "timeout"'
   --filter 'age > duration("1h") && attempts >= 3'
-  --filter 'headers["tenant"] == "acme"'`,
+  --filter 'headers["tenant"] == "acme"'
+
+On a terminal the ORIGIN and ERROR columns are cut to its width (COLUMNS
+when set); piped they are not, unless COLUMNS is set. --no-trunc never
+cuts. An id is never cut.`,
 		Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queue = args[0]
@@ -50,6 +57,7 @@ parked again), replay_id, replay_run. Examples:
 	}
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "list at most N messages (0: all)")
 	cmd.Flags().StringVar(&opts.Filter, "filter", "", "only messages matching this expression")
+	noTruncFlag(cmd, &opts.NoTrunc)
 	return cmd
 }
 
@@ -60,7 +68,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	}
 	defer s.Close()
 	out := opts.IOStreams.Out
-	table := &SummaryTable{W: out, Width: opts.IOStreams.Width()}
+	table := &SummaryTable{W: out, Width: opts.tableWidth(opts.NoTrunc)}
 	var werr error
 	listed := 0
 	// StreamOnly: each batch is printed and dropped, so listing a parking

@@ -229,8 +229,10 @@ func withPassword(raw, password string) string {
 
 // fillPasswords gives the connection's URLs that name a user and no
 // password the password of the source in force. Without a source they stay
-// as they are; a source with a URL that names no user is refused (the
-// password would go to no one).
+// as they are, and a dial refuses them (broker.NoPasswordError) rather than
+// send amqp091-go's default "guest"; commands that dial nothing still run.
+// A source with a URL that names no user is refused (the password would go
+// to no one).
 func (f *Factory) fillPasswords(ctx context.Context) error {
 	src := f.passwordSource()
 	if src == nil {

@@ -68,13 +68,14 @@ func showPlan(ctx context.Context, f *Factory, s Session, o replay.Options) (rep
 
 // previewRemoval lists what a removing command would take, and asks. It
 // returns how many it listed: the run takes no more (the count the person
-// agreed to; messages parked since arrive after them).
-func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue string, sel replay.Selector) (int, error) {
+// agreed to; messages parked since arrive after them). noTrunc is the
+// command's --no-trunc.
+func previewRemoval(ctx context.Context, f *Factory, s Session, verb, queue string, sel replay.Selector, noTrunc bool) (int, error) {
 	out := f.IOStreams.Out
 	// Streamed: a preview of a million messages holds one batch at a time.
 	// A person sees the first previewRows rows and the count; -o json gets
 	// every summary.
-	t := &SummaryTable{W: out, Width: f.IOStreams.Width()}
+	t := &SummaryTable{W: out, Width: f.tableWidth(noTrunc)}
 	n := 0
 	var werr error
 	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, IDs: sel.IDs, Filter: sel.Filter, StreamOnly: true,

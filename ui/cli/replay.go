@@ -58,7 +58,7 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 				return err
 			}
 			if opts.ConfirmTimeout <= 0 {
-				return usagef("%w: --confirm-timeout %v: want a positive duration (e.g. 60s)", replay.ErrBadSelection, opts.ConfirmTimeout)
+				return usagef("--confirm-timeout %v: want a positive duration (e.g. 60s)", opts.ConfirmTimeout)
 			}
 			opts.Queue, opts.Select, opts.To, opts.Target = args[0], choice, to, target
 			opts.RateFrom = "--rate"
@@ -90,10 +90,10 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 // is dialled.
 func checkRateWindow(rate float64, window int) error {
 	if !replay.RateOK(rate) {
-		return usagef("%w: --rate %v: want %v messages per second or more (0: as fast as confirms come)", replay.ErrBadSelection, rate, replay.MinRate)
+		return usagef("--rate %v: want %v messages per second or more (0: as fast as confirms come)", rate, replay.MinRate)
 	}
 	if window < 0 {
-		return usagef("%w: --window %d: want 1 or more messages in flight (0: the default, %d)", replay.ErrBadSelection, window, replay.DefaultWindow)
+		return usagef("--window %d: want 1 or more messages in flight (0: the default, %d)", window, replay.DefaultWindow)
 	}
 	return nil
 }

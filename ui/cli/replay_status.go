@@ -24,11 +24,11 @@ var replayStatusFlags = []string{"id", "all", "filter", "to", "target", "rate", 
 func checkStatus(cmd *cobra.Command, args []string) error {
 	for _, name := range replayStatusFlags {
 		if cmd.Flags().Changed(name) {
-			return usagef("%w: --status tells what became of a run and replays nothing; --%s goes with a replay", replay.ErrBadSelection, name)
+			return usagef("--status tells what became of a run and replays nothing; --%s goes with a replay", name)
 		}
 	}
 	if len(args) > 1 {
-		return usagef("%w: --status RUN_ID [QUEUE]: at most one parking lot to look in", replay.ErrBadSelection)
+		return usagef("--status RUN_ID [QUEUE]: at most one parking lot to look in")
 	}
 	return nil
 }

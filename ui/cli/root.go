@@ -38,6 +38,7 @@ func run(ctx context.Context, f *Factory, args []string) int {
 	code := ExitCode(err)
 	var ie *InterruptedError
 	switch {
+	case code == ExitClosedOutput: // whoever read stdout stopped reading: no one to tell
 	case errors.As(err, &ie) && ie.Said: // its summary is the last word
 	case code == ExitInterrupted:
 		f.say(slog.LevelError, "interrupted", slog.Int("exit", code))
@@ -56,7 +57,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		Version:       f.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          noArgs,
+		Args:          subcommandArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			f.ConfigNamed = cmd.Flags().Changed("config")
 			// watch has a --vhost of its own (repeatable): this is the root's.
@@ -112,7 +113,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
-			c.Args = usageArgs(cobra.NoArgs) // checked only for a runnable command
+			c.Args = subcommandArgs // checked only for a runnable command
 			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 		}
 	}

@@ -28,6 +28,8 @@ type SearchOptions struct {
 	Expr   string
 	Queues []string
 	Text   bool // the argument is plain text even if it reads as an expression
+	// NoTrunc: cut no column, even on a terminal (tableWidth).
+	NoTrunc bool
 	// Open reaches the engine; nil: the factory's session.
 	Open func(ctx context.Context) (Searcher, error)
 	Now  func() time.Time
@@ -48,7 +50,11 @@ EXPR is a --filter expression (see parkinglot list --help), or plain text
 matched, ignoring case, against the id, the error and the body:
   parkinglot search 4711
   parkinglot search 'error contains "ledger" && attempts > 2'
-  parkinglot search --text 'attempts > 2'      # the words, not the expression`,
+  parkinglot search --text 'attempts > 2'      # the words, not the expression
+
+On a terminal the QUEUE and ERROR columns are cut to its width (COLUMNS
+when set); piped they are not, unless COLUMNS is set. --no-trunc never
+cuts.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usagef("search needs what to look for: parkinglot search EXPR [QUEUE…]")
@@ -67,6 +73,7 @@ matched, ignoring case, against the id, the error and the body:
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Text, "text", false, "match EXPR as plain text even when it reads as an expression")
+	noTruncFlag(cmd, &opts.NoTrunc)
 	return cmd
 }
 
@@ -97,10 +104,7 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 		werr error
 		idW  int // the ID column's width, set by the first match (idColumn)
 	)
-	width := opts.IOStreams.Width()
-	if width <= 0 {
-		width = 120
-	}
+	width := opts.tableWidth(opts.NoTrunc)
 	res, err := s.Search(ctx, replay.SearchOptions{Queues: opts.Queues, Query: q,
 		Keep: -1, // the CLI prints each match as it comes and keeps none
 		OnMatch: func(queue string, sum replay.Summary) {
@@ -140,11 +144,14 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 }
 
 // searchRow is one row of search's table; the id comes whole (idColumn).
+// A width of 0 cuts nothing.
 func searchRow(width, idW int, queue, id, age, errText string) string {
 	const colQueue, colAge = 28, 6
-	errW := max(width-colQueue-max(fmtWidth(id), idW)-colAge-3, 10)
-	return fmt.Sprintf("%-*s %-*s %-*s %s", colQueue, format.Cut(queue, colQueue), idW, id,
-		colAge, age, format.Cut(errText, errW))
+	if width > 0 {
+		errW := max(width-colQueue-max(fmtWidth(id), idW)-colAge-3, 10)
+		queue, errText = format.Cut(queue, colQueue), format.Cut(errText, errW)
+	}
+	return fmt.Sprintf("%-*s %-*s %-*s %s", colQueue, queue, idW, id, colAge, age, errText)
 }
 
 // writeSearchSummary is the last line: how many matched, where, of how

@@ -21,7 +21,10 @@ type TopologyDeclareOptions struct {
 // NewCmdTopology is `parkinglot topology` with its one subcommand,
 // `declare -f PIPELINE.yaml`.
 func NewCmdTopology(f *Factory, runF func(context.Context, *TopologyDeclareOptions) error) *cobra.Command {
-	topo := &cobra.Command{Use: "topology", Short: "Manage a pipeline's three-tier topology", Args: noArgs}
+	// Runnable so that a mistyped subcommand is refused (exit 2) rather
+	// than answered with help (exit 0).
+	topo := &cobra.Command{Use: "topology", Short: "Manage a pipeline's three-tier topology", Args: subcommandArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
 	opts := &TopologyDeclareOptions{Factory: f}
 	declare := &cobra.Command{
 		Use:   "declare -f PIPELINE.yaml",
@@ -45,7 +48,7 @@ func NewCmdTopology(f *Factory, runF func(context.Context, *TopologyDeclareOptio
 func topologyDeclareRun(ctx context.Context, opts *TopologyDeclareOptions) error {
 	p, err := retrycore.LoadPipeline(opts.File)
 	if err != nil {
-		return err
+		return &UsageError{err} // a mistake in the file, like one in the config
 	}
 	m, _, err := opts.checkedManagement(ctx, "parkinglot topology "+p.Name) // optional: without it the broker's 406 text is used
 	if err != nil {
