@@ -133,6 +133,10 @@ type ActionRequest struct {
 	To     *retrycore.Destination
 	Target replay.Target
 	Rate   float64 // messages per second; 0: the configured default or unlimited
+	// Limit, when > 0, is how many messages the action takes at most: the
+	// count the dialog showed and the person confirmed (replay.Options.Limit),
+	// so that a message parked since with a chosen id is not taken too.
+	Limit int
 	// Progress receives each step; it is called from the worker goroutine.
 	Progress func(replay.Event)
 	// Canary, for a replay, are a canary's step sizes, nil for a plain

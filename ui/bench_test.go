@@ -108,7 +108,7 @@ func BenchmarkTUIKeyPressFrameWithJob(b *testing.B) {
 	m := benchModel(b, 100_000)
 	ids := store.NewIDSet()
 	b.Cleanup(func() { _ = ids.Close() })
-	d := newReplayDialog(m.c, "other.dlq", "100,000 messages", ids)
+	d := newReplayDialog(m.c, "other.dlq", "100,000 messages", ids, total)
 	_, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	d.run, d.state, d.started, d.ev = newFeed(cancel), dlgRunning, testNow, replay.Event{Total: total}

@@ -35,11 +35,15 @@ type dialog struct {
 	act   action
 	queue string
 	what  string       // what is chosen, for people: "group “…” (12 messages)"
-	ids   *store.IDSet // exactly the messages chosen (nil for edit: id); closed with the dialog
-	bulk  bool
-	// shared counts chosen rows whose id another chosen row has too: the
-	// backend acts on one copy per id.
-	shared  int
+	ids   *store.IDSet // the ids of the rows chosen (nil for edit: id); closed with the dialog
+	// n is how many messages the action takes: every message of the list
+	// that carries a chosen id, since an id chooses each copy that carries
+	// it. The title says it and the request is bound to it (Limit).
+	n int
+	// copies are those of the n that are outside the rows chosen (parked
+	// twice): the dialog tells them.
+	copies  int
+	bulk    bool
 	state   dialogState
 	problem string // why enter did not start (bad destination, …)
 	focus   int
@@ -115,10 +119,10 @@ func (actionBase) savedTo() string                         { return "" }
 func (actionBase) errorText(*dialog) (string, bool)        { return "", false }
 func (actionBase) discard(*dialog)                         {}
 
-// newDialog is the shared part; the action's constructor fills in its own
-// and calls opened.
-func newDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
-	d := &dialog{c: c, queue: queue, what: what, ids: ids}
+// newDialog is the shared part for n messages; the action's constructor
+// fills in its own and calls opened.
+func newDialog(c *common, queue, what string, ids *store.IDSet, n int) *dialog {
+	d := &dialog{c: c, queue: queue, what: what, ids: ids, n: n}
 	d.bulk = d.count() > 1
 	d.bar = progress.New(progress.WithSolidFill(c.styles.ProgressFill), progress.WithColorProfile(c.styles.Profile))
 	return d
@@ -142,13 +146,8 @@ func newTextField(placeholder string, limit int) textinput.Model {
 	return f
 }
 
-// count is how many messages the dialog acts on (distinct ids).
-func (d *dialog) count() int {
-	if d.ids == nil {
-		return 1 // edit
-	}
-	return d.ids.Len()
-}
+// count is how many messages the dialog acts on.
+func (d *dialog) count() int { return d.n }
 
 func (d *dialog) setWidth(w int) {
 	d.width = min(max(w-4, 30), 96)
@@ -192,6 +191,9 @@ func (d *dialog) tabKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 // request builds the action from the dialog's fields.
 func (d *dialog) request() (ActionRequest, error) {
 	req := ActionRequest{Queue: d.queue, Select: replay.Selector{Chosen: d.ids}}
+	if d.ids != nil {
+		req.Limit = d.n // what the dialog said, not a copy parked since
+	}
 	err := d.act.request(d, &req)
 	return req, err
 }

@@ -10,8 +10,8 @@ import (
 // deleteAction removes the chosen messages from the parking lot for good.
 type deleteAction struct{ actionBase }
 
-func newDeleteDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
-	return newDialog(c, queue, what, ids).opened(deleteAction{}, dlgConfirm)
+func newDeleteDialog(c *common, queue, what string, ids *store.IDSet, n int) *dialog {
+	return newDialog(c, queue, what, ids, n).opened(deleteAction{}, dlgConfirm)
 }
 
 func (deleteAction) name() string { return "delete" }

@@ -26,7 +26,7 @@ type editAction struct {
 }
 
 func newEditDialog(c *common, queue, id string) *dialog {
-	d := newDialog(c, queue, "message "+clean(id), nil)
+	d := newDialog(c, queue, "message "+clean(id), nil, 1)
 	return d.opened(&editAction{route: newRoutePart(), id: id}, dlgPreparing)
 }
 

@@ -16,17 +16,13 @@ type exportAction struct {
 	filePart
 }
 
-func newExportDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
+func newExportDialog(c *common, queue, what string, ids *store.IDSet, n int) *dialog {
 	name := fmt.Sprintf("%s-%s.jsonl", strings.NewReplacer("/", "_", " ", "_").Replace(queue), c.now().Format("20060102-150405"))
-	dir := c.exportDir
-	if dir == "" {
-		dir = "." // shown as ./name: plainly relative to where parkinglot runs
-	}
-	a := &exportAction{filePart: newFilePart(dir+string(filepath.Separator)+name, "type the file to export to",
+	a := &exportAction{filePart: newFilePart(filepath.Join(exportFolder(c), name), "type the file to export to",
 		func(b Backend, ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
 			return b.Export(ctx, req, path)
 		})}
-	return newDialog(c, queue, what, ids).opened(a, dlgConfirm)
+	return newDialog(c, queue, what, ids, n).opened(a, dlgConfirm)
 }
 
 func (a *exportAction) name() string { return "export" }

@@ -29,13 +29,31 @@ func newFilePart(value, missing string, run func(Backend, context.Context, Actio
 func (f *filePart) fields() []*textinput.Model { return []*textinput.Model{&f.path} }
 func (f *filePart) setWidth(inner int)         { f.path.Width = inner }
 
-// file is the path typed, "" when none (or only a folder).
+// file is the path typed, absolute, "" when none (or only a folder): a
+// name alone is in the working directory, and the result says which.
 func (f *filePart) file() string {
 	p := strings.TrimSpace(f.path.Value())
-	if strings.HasSuffix(p, string(filepath.Separator)) {
+	if p == "" || strings.HasSuffix(p, string(filepath.Separator)) {
 		return ""
 	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
 	return p
+}
+
+// exportFolder is where exports go unless a file is typed: the configured
+// folder, else the working directory, as an absolute path so that the
+// dialog and the result say where the file is.
+func exportFolder(c *common) string {
+	dir := c.exportDir
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return dir
 }
 
 func (f *filePart) check(*dialog) (string, tea.Cmd) {

@@ -20,17 +20,13 @@ type importAction struct {
 func newImportDialog(c *common, queue string) *dialog {
 	value := c.lastExport
 	if value == "" {
-		dir := c.exportDir
-		if dir == "" {
-			dir = "."
-		}
-		value = dir + string(filepath.Separator)
+		value = exportFolder(c) + string(filepath.Separator)
 	}
 	a := &importAction{filePart: newFilePart(value, "type the export file to import",
 		func(b Backend, ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
 			return b.Import(ctx, req, path)
 		})}
-	return newDialog(c, queue, "the file's messages, back", nil).opened(a, dlgConfirm)
+	return newDialog(c, queue, "the file's messages, back", nil, 1).opened(a, dlgConfirm)
 }
 
 func (a *importAction) name() string     { return "import" }

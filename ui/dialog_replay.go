@@ -23,8 +23,8 @@ type replayAction struct {
 	bulk     bool
 }
 
-func newReplayDialog(c *common, queue, what string, ids *store.IDSet) *dialog {
-	d := newDialog(c, queue, what, ids)
+func newReplayDialog(c *common, queue, what string, ids *store.IDSet, n int) *dialog {
+	d := newDialog(c, queue, what, ids, n)
 	a := &replayAction{route: newRoutePart(), bulk: d.bulk}
 	a.rate = newTextField("messages/s (empty: no limit)", 12)
 	a.cn.init()

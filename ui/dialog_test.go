@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -211,6 +212,51 @@ func TestExport(t *testing.T) {
 	}
 }
 
+// Without an export folder configured, x writes into the working
+// directory, and says so by its absolute path: in the field, in the
+// result, and to the backend; a relative name typed is resolved the same
+// way, and import offers the same folder.
+func TestExportShowsTheAbsolutePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	hs := startOnLot(t, 120, 30)
+	hs.m.c.exportDir = "" // the working directory, as `parkinglot tui` runs
+	hs.press("x")
+	hs.untilScreen("Export 7 message(s)")
+	want := filepath.Join(dir, "demo.error.dlq-20250314-092653.jsonl")
+	d := hs.m.dialog
+	if got := d.act.(*exportAction).path.Value(); got != want {
+		t.Fatalf("the field offers %q, want %q", got, want)
+	}
+	hs.press("enter")
+	// The dialog closes before the job's result arrives: wait for that.
+	hs.until("the result naming the absolute path "+want, func() bool { return hs.m.status == "exported 7 to "+want })
+	if hs.fb.called("export demo.error.dlq 7 "+want) != 1 {
+		t.Fatalf("calls: %v", hs.fb.callList())
+	}
+
+	// Each export ends with a reload of the list (a browse): wait for it.
+	reloaded := func(browses int) func() bool {
+		return func() bool { return hs.fb.called("browse demo.error.dlq") >= browses && hs.loaded() }
+	}
+	hs.until("the list again", reloaded(2))
+	hs.press("x")
+	hs.untilScreen("Export 7 message(s)")
+	hs.press("ctrl+u")
+	hs.typeText("copy.jsonl")
+	hs.press("enter")
+	copyPath := filepath.Join(dir, "copy.jsonl")
+	hs.until("a relative name exported to "+copyPath, func() bool { return hs.fb.called("export demo.error.dlq 7 "+copyPath) == 1 })
+
+	hs.until("the list again", reloaded(3))
+	hs.m.c.lastExport = ""
+	hs.press("i")
+	hs.untilScreen("Import an export file")
+	if got := hs.m.dialog.act.(*importAction).path.Value(); got != dir+string(filepath.Separator) {
+		t.Fatalf("import offers %q, want the folder %s", got, dir)
+	}
+}
+
 func TestActionFromMessageScreenGoesBack(t *testing.T) {
 	hs := startOnLot(t, 100, 30)
 	hs.press("enter")
@@ -224,18 +270,71 @@ func TestActionFromMessageScreenGoesBack(t *testing.T) {
 	})
 }
 
-// A message parked twice has two rows with one id: the dialog counts ids
-// (what the backend acts on) and says that the copies need another run.
-func TestSharedIDsAreExplained(t *testing.T) {
+// A message parked twice has two rows with one id, and acting on an id
+// acts on every message that carries it (replay's "Identity"): a dialog
+// counts those messages, says so when some are outside the rows chosen,
+// and acts on exactly that many.
+func TestDialogsCountEveryCopyOfAChosenID(t *testing.T) {
+	for _, c := range []struct {
+		name, verb string
+		keys       []string // from the list, in queue order
+		title      string
+		note       bool // copies outside the rows chosen are told
+		left       int  // of the 8 messages
+	}{
+		{name: "group", verb: "replayed", keys: []string{"g", "R"}, title: "Replay 4 message(s)", left: 4}, // 4 rows, 3 ids
+		{name: "row", verb: "replayed", keys: []string{"down", "r"}, title: "Replay 2 message(s)", note: true, left: 6},
+		{name: "delete", verb: "deleted", keys: []string{"down", "d"}, title: "Delete 2 message(s)", note: true, left: 6},
+		{name: "export", verb: "exported", keys: []string{"down", "space", "x"}, title: "Export 2 message(s)", note: true, left: 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fb := newFakeBackend(t.TempDir())
+			seedDemo(fb)
+			fb.add("demo.error.dlq", "pay-0002", "amount must be positive, got -250 (payment pay-0002)", time.Minute, `{}`)
+			hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
+			hs.until("loaded", hs.loaded)
+			hs.press(c.keys...)
+			hs.untilScreen(c.title)
+			if c.name == "group" && !strings.Contains(hs.screen(), "(4 messages)") {
+				t.Fatalf("the group's rows and the title disagree:\n%s", hs.screen())
+			}
+			if got := strings.Contains(hs.screen(), "1 more message(s) carry the id of a chosen one"); got != c.note {
+				t.Fatalf("copies told: %v, want %v:\n%s", got, c.note, hs.screen())
+			}
+			if c.name == "group" || c.name == "row" {
+				hs.untilScreen("reaches demo.main.queue")
+			}
+			hs.press("enter")
+			hs.until("done", func() bool { return hs.m.dialog == nil })
+			hs.untilScreen("✓ " + c.verb + " " + strings.Fields(c.title)[1])
+			if ids := fb.ids("demo.error.dlq"); len(ids) != c.left {
+				t.Fatalf("left in the lot: %v, want %d messages", ids, c.left)
+			}
+		})
+	}
+}
+
+// The count a dialog shows binds the action (ActionRequest.Limit, as the
+// CLI binds a confirmed plan): a copy parked after the dialog opened is
+// not taken with the ones counted.
+func TestADialogActsOnWhatItCounted(t *testing.T) {
 	fb := newFakeBackend(t.TempDir())
 	seedDemo(fb)
 	fb.add("demo.error.dlq", "pay-0002", "amount must be positive, got -250 (payment pay-0002)", time.Minute, `{}`)
 	hs := newHarness(t, fb, "demo.error.dlq", 100, 30)
 	hs.until("loaded", hs.loaded)
-	hs.press("g", "R") // the largest group: 4 rows, 3 ids
-	hs.untilScreen("Replay 3 message(s)")
-	if !strings.Contains(hs.screen(), "1 more row(s) share an id") {
-		t.Fatalf("shared id not explained:\n%s", hs.screen())
+	hs.press("down", "r")
+	hs.untilScreen("Replay 2 message(s)")
+	hs.untilScreen("reaches demo.main.queue")
+	fb.add("demo.error.dlq", "pay-0002", "amount must be positive, got -250 (payment pay-0002)", 0, `{}`) // parked since
+	hs.press("enter")
+	hs.until("done", func() bool { return hs.m.dialog == nil })
+	hs.untilScreen("✓ replayed 2")
+	if fb.lastReq.Limit != 2 {
+		t.Fatalf("the request's limit is %d, want the 2 counted", fb.lastReq.Limit)
+	}
+	if got := fmt.Sprint(fb.ids("demo.error.dlq")); !strings.Contains(got, "pay-0002") || len(fb.ids("demo.error.dlq")) != 7 {
+		t.Fatalf("left in the lot: %s; want the copy parked since, and the 6 others", got)
 	}
 }
 

@@ -34,13 +34,13 @@ func (d *dialog) View() string {
 	return st.Dialog.Width(d.width - 2).Render(strings.Join(out, "\n"))
 }
 
-// confirmNotes follow every action's confirm lines: rows that share an
-// id, and why enter did not start.
+// confirmNotes follow every action's confirm lines: the copies counted
+// beyond the rows chosen, and why enter did not start.
 func (d *dialog) confirmNotes() []string {
 	st := d.c.styles
 	var lines []string
-	if d.shared > 0 {
-		lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ %d more row(s) share an id with a chosen message: one copy per id is acted on; run it again for the others", d.shared)))
+	if d.copies > 0 {
+		lines = append(lines, st.Warning.Render(fmt.Sprintf("⚠ %d more message(s) carry the id of a chosen one (parked twice): an id takes every copy, so they are counted and go too", d.copies)))
 	}
 	if d.problem != "" {
 		lines = append(lines, "", st.Error.Render("✗ "+d.problem))

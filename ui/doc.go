@@ -43,7 +43,9 @@
 // Nothing changes before a dialog has said what will happen — how many
 // messages, which ones, where they go — and the person confirmed. The
 // messages are fixed when the dialog opens: what was seen is what is
-// acted on.
+// acted on. The count is of messages, not rows — an id takes every copy
+// that carries it — and the action takes no more than it (the request's
+// Limit), so a copy parked since stays.
 //
 // A value a message carries is shown under its header's name; a value
 // parkinglot derived (an error from x-death, the attempts) is shown under

@@ -381,6 +381,7 @@ func (s *fakeSource) Get(i int) (broker.Message, error) {
 func (s *fakeSource) Close() error { return nil }
 
 func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
+	req.Limit = 0 // as the engine's plan: it counts every message chosen
 	f.record(fmt.Sprintf("plan %s %d to=%v target=%s", req.Queue, len(f.chosen(req)), req.To, req.Target))
 	if f.planErr != nil {
 		return Plan{}, f.planErr
@@ -400,8 +401,9 @@ func (f *fakeBackend) Plan(_ context.Context, req ActionRequest) (Plan, error) {
 	return Plan{Messages: len(f.chosen(req)), Routes: []PlannedRoute{r}}, nil
 }
 
-// chosen is the ids the request selects that queue holds, in queue order,
-// once each (as the engine's pass finds them).
+// chosen is the id of each message the request selects, in queue order:
+// every message that carries a chosen id, the first req.Limit of them when
+// it is set (as the engine's pass finds them).
 func (f *fakeBackend) chosen(req ActionRequest) []string {
 	want := func(id string) bool { return slices.Contains(req.Select.IDs, id) }
 	if req.Select.Chosen != nil {
@@ -411,14 +413,18 @@ func (f *fakeBackend) chosen(req ActionRequest) []string {
 	defer f.mu.Unlock()
 	var out []string
 	for _, m := range f.messages[req.Queue] {
-		if want(m.sum.ID) && !slices.Contains(out, m.sum.ID) {
+		if req.Limit > 0 && len(out) == req.Limit {
+			break
+		}
+		if want(m.sum.ID) {
 			out = append(out, m.sum.ID)
 		}
 	}
 	return out
 }
 
-// remove takes the ids out of queue, reporting progress, honouring the gate.
+// remove takes the chosen messages out of queue (the first one carrying
+// the id, for each), reporting progress, honouring the gate.
 func (f *fakeBackend) remove(ctx context.Context, kind replay.EventKind, req ActionRequest, keep bool) (replay.Result, error) {
 	f.mu.Lock()
 	f.lastReq = req

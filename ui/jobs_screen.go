@@ -99,7 +99,7 @@ func (s *jobsScreen) ShortHelp() []key.Binding {
 
 func (s *jobsScreen) FullHelp() [][]key.Binding {
 	k := s.c.keys
-	return [][]key.Binding{{k.Up, k.Down}, {described(k.Open, "open (a finished job: its result; closing it dismisses it)"), k.CancelJob},
+	return [][]key.Binding{{k.Up, k.Down}, {described(k.Open, "open; a finished job: its result, dismissed on close"), k.CancelJob},
 		{k.Back, k.Help, k.Quit, k.ForceQuit},
 		{described(k.QuitYes, "quitting while a job runs: quit and stop the jobs"), described(k.QuitNo, "quitting while a job runs: stay")}}
 }

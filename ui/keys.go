@@ -64,10 +64,10 @@ func DefaultKeyMap() *KeyMap {
 		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Left:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "scroll left")),
 		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "scroll right")),
-		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+b", "page up")),
-		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn/ctrl+f", "page down")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/ctrl+b/ctrl+u", "page up")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d"), key.WithHelp("pgdn/ctrl+f/ctrl+d", "page down")),
 		Top:       key.NewBinding(key.WithKeys("home", "<"), key.WithHelp("home/<", "top")),
-		Bottom:    key.NewBinding(key.WithKeys("end", "G", ">"), key.WithHelp("end/G", "bottom")),
+		Bottom:    key.NewBinding(key.WithKeys("end", "G", ">"), key.WithHelp("end/G/>", "bottom")),
 		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -113,6 +113,14 @@ func DefaultKeyMap() *KeyMap {
 // replayShort is r and R as one help item, for the short help bar.
 func (k *KeyMap) replayShort() key.Binding {
 	return key.NewBinding(key.WithKeys("r", "R"), key.WithHelp("r/R", "replay"))
+}
+
+// pageDownShort is page down under its first key alone, for a short help
+// bar that has no room for the others; ? names them all.
+func (k *KeyMap) pageDownShort() key.Binding {
+	b := k.PageDown
+	b.SetHelp("pgdn", b.Help().Desc)
+	return b
 }
 
 // described is b with a longer description, for the full help.

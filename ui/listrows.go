@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -95,6 +96,22 @@ func (d *msgIndex) summary(i int32) (replay.Summary, error) {
 func (d *msgIndex) id(i int32) (string, error)              { return d.rows.ID(i) }
 func (d *msgIndex) idSet(idx []int32) (*store.IDSet, error) { return d.rows.IDSet(idx) }
 func (d *msgIndex) find(id string) (int32, bool)            { return d.rows.Find(id) }
+
+// carrying counts the messages of the list whose id is in ids: what an
+// action by those ids takes, copies that share an id included.
+func (d *msgIndex) carrying(ids *store.IDSet) (int, error) {
+	n := 0
+	var cerr error
+	err := d.rows.ScanIDs(0, func(_ int32, id string) bool {
+		var in bool
+		in, cerr = ids.Contains(id)
+		if in {
+			n++
+		}
+		return cerr == nil
+	})
+	return n, errors.Join(err, cerr)
+}
 func (d *msgIndex) match(from int32, filter, group string, fn func(i int32)) error {
 	return d.rows.Match(from, filter, group, fn)
 }

@@ -132,16 +132,31 @@ func (m *messageScreen) action(msg tea.KeyMsg) tea.Cmd {
 		return status(statusError, err.Error())
 	}
 	what := "message " + clean(m.sum.ID)
+	// The id takes every copy the list holds (parked twice), as from the
+	// list.
+	n := 1
+	if m.source != nil && m.source.carrying != nil {
+		c, err := m.source.carrying(ids)
+		if err != nil {
+			ids.Close()
+			return status(statusError, err.Error())
+		}
+		n = max(c, 1)
+	}
 	m.stopList()
+	var d *dialog
 	switch {
 	case key.Matches(msg, k.Delete):
 		m.acted = true
-		return openDialog(newDeleteDialog(m.c, m.queue, what, ids))
+		d = newDeleteDialog(m.c, m.queue, what, ids, n)
 	case key.Matches(msg, k.Export):
-		return openDialog(newExportDialog(m.c, m.queue, what, ids))
+		d = newExportDialog(m.c, m.queue, what, ids, n)
+	default:
+		m.acted = true
+		d = newReplayDialog(m.c, m.queue, what, ids, n)
 	}
-	m.acted = true
-	return openDialog(newReplayDialog(m.c, m.queue, what, ids))
+	d.copies = n - 1
+	return openDialog(d)
 }
 
 // stopList stops the read of the list underneath, as the list does for
@@ -156,7 +171,7 @@ func (m *messageScreen) View() string { return m.vp.View() }
 
 func (m *messageScreen) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Down, k.PageDown, k.ReplayOne, k.Edit, k.Delete, k.Export, k.Back, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.pageDownShort(), k.ReplayOne, k.Edit, k.Delete, k.Export, k.Back, k.Help, k.Quit}
 }
 
 func (m *messageScreen) FullHelp() [][]key.Binding {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,10 +17,12 @@ import (
 
 // queueSource is the message copies of the latest browse, shared with the
 // message screens opened from the list; stopRead is the list's
-// stopLoading, for an action a message screen starts.
+// stopLoading, for an action a message screen starts, and carrying counts
+// the list's messages that carry an id of a set (msgIndex.carrying).
 type queueSource struct {
 	src      MessageSource
 	stopRead func()
+	carrying func(*store.IDSet) (int, error)
 }
 
 // messagesScreen lists one queue's messages: virtualised, filtered as you
@@ -71,6 +74,7 @@ func newMessagesScreen(c *common, queue string) *messagesScreen {
 		filter: ti,
 	}
 	m.source.stopRead = m.stopLoading
+	m.source.carrying = func(ids *store.IDSet) (int, error) { return m.data.carrying(ids) }
 	m.SetSize(c.width, c.height)
 	return m
 }
@@ -380,6 +384,10 @@ func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case m.list.navigate(k, msg):
 	case key.Matches(msg, k.Filter):
 		m.typing = true
+		if m.badExpr() && m.filter.Value() == "" {
+			m.filter.SetValue("=" + m.expr) // to edit, as the list's hint says
+			m.filter.CursorEnd()
+		}
 		return m.filter.Focus()
 	case key.Matches(msg, k.Sort):
 		m.sort = (m.sort + 1) % sortModes
@@ -409,6 +417,12 @@ func (m *messagesScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return openDialog(newImportDialog(m.c, m.queue))
 	}
 	return nil
+}
+
+// badExpr reports that the broker-side filter did not compile: the list
+// failed on it, and only editing it helps.
+func (m *messagesScreen) badExpr() bool {
+	return m.expr != "" && errors.Is(m.loadErr, replay.ErrBadFilter)
 }
 
 // back undoes one thing at a time: selection, filter, broker-side filter,

@@ -17,8 +17,8 @@ import (
 //     cursor.
 //
 // The dialog always says how many messages and which, before anything
-// happens, and the IDs are fixed when it opens: what you saw is what is
-// acted on.
+// happens, and the IDs and the count are fixed when it opens: what you saw
+// is what is acted on.
 func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 	k := m.c.keys
 	var what string
@@ -50,23 +50,29 @@ func (m *messagesScreen) action(msg tea.KeyMsg) tea.Cmd {
 		return openDialog(newEditDialog(m.c, m.queue, id))
 	}
 	// The chosen ids, compact however many (store.IDSet). Messages may
-	// share an id (parked twice); replay acts on one copy per id and
-	// pass, and the dialog says so.
+	// share an id (parked twice), and an id takes every message that
+	// carries it: the dialog counts those, rows chosen or not.
 	ids, err := m.data.idSet(idx)
 	if err != nil {
 		return status(statusError, err.Error())
 	}
+	n, err := m.data.carrying(ids)
+	if err != nil {
+		ids.Close()
+		return status(statusError, err.Error())
+	}
+	n = max(n, len(idx))
 	m.stopLoading()
 	var d *dialog
 	switch {
 	case key.Matches(msg, k.ReplayOne), key.Matches(msg, k.ReplayMany):
-		d = newReplayDialog(m.c, m.queue, what, ids)
+		d = newReplayDialog(m.c, m.queue, what, ids, n)
 	case key.Matches(msg, k.Delete):
-		d = newDeleteDialog(m.c, m.queue, what, ids)
+		d = newDeleteDialog(m.c, m.queue, what, ids, n)
 	default:
-		d = newExportDialog(m.c, m.queue, what, ids)
+		d = newExportDialog(m.c, m.queue, what, ids, n)
 	}
-	d.shared = ids.Repeats()
+	d.copies = n - len(idx)
 	return openDialog(d)
 }
 

@@ -13,6 +13,9 @@ import (
 // columns are the message list's widths for one terminal width.
 type columns struct {
 	id, age, origin, att, err int // att: the ATTEMPTS column, as wide as its header
+	// back is the BACK column: whether the message came back after a
+	// replay, as the CLI's list says it (format.CameBackShort).
+	back int
 }
 
 // columns fit the widest id and origin when there is room, and give the
@@ -26,6 +29,11 @@ func (m *messagesScreen) columns() columns {
 	}
 	c.id = min(max(m.data.idWidth, 8), maxID)
 	rest := w - c.id - c.age - c.att - 4 // four separating spaces
+	// A group row says what came back before its error: no BACK column.
+	if !m.grouped {
+		c.back = len("2 other")
+		rest -= c.back + 1
+	}
 	c.origin = min(max(m.data.originWidth, 12), max(rest*45/100, 12), 40)
 	c.err = max(rest-c.origin, 8)
 	return c
@@ -44,7 +52,7 @@ func (m *messagesScreen) View() string {
 	if m.grouped {
 		b.WriteString(st.Header.Render(pad("  "+padLeft("COUNT", 6)+" "+pad("NEWEST", cols.age)+" "+pad("ORIGIN", cols.origin)+" ERROR GROUP", m.width)))
 	} else {
-		b.WriteString(st.Header.Render(pad("  "+pad("ID", cols.id)+" "+pad("AGE", cols.age)+" "+pad("ORIGIN", cols.origin)+" "+padLeft("ATTEMPTS", cols.att)+" ERROR", m.width)))
+		b.WriteString(st.Header.Render(pad("  "+pad("ID", cols.id)+" "+pad("AGE", cols.age)+" "+pad("ORIGIN", cols.origin)+" "+padLeft("ATTEMPTS", cols.att)+" "+pad("BACK", cols.back)+" ERROR", m.width)))
 	}
 	b.WriteString("\n")
 	now := m.c.now()
@@ -61,6 +69,9 @@ func (m *messagesScreen) emptyText() string {
 	switch {
 	case m.loading:
 		return "  Loading…"
+	case m.badExpr():
+		// Reloading runs the same expression again: the fix is to edit it.
+		return "  " + clean(m.loadErr.Error()) + " — / to edit the filter, esc to remove it"
 	case m.loadErr != nil:
 		return "  " + clean(m.loadErr.Error()) + " — ctrl+r to try again"
 	case m.data.len() == 0:
@@ -91,6 +102,7 @@ func (m *messagesScreen) messageRow(i int32, c columns, now time.Time, styled bo
 		pad(format.Age(s.Age(now)), c.age) + " " +
 		pad(origin, c.origin) + " " +
 		padLeft(fitCount(s.Facts.Attempts, c.att), c.att) + " " +
+		pad(format.CameBackShort(s.Facts), c.back) + " " +
 		pad(errText, c.err)
 	return line
 }
@@ -153,7 +165,7 @@ func (m *messagesScreen) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, described(k.Filter, "filter; /=EXPR filters by a --filter expression"), k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
+		{k.Open, k.Back, described(k.Filter, "filter; /=EXPR on the broker side"), k.Sort, k.Reverse, described(k.Group, "group by error"), k.Refresh},
 		{k.Select, k.SelectAll, k.ReplayOne, k.ReplayMany, described(k.Edit, "edit in $EDITOR, replay"), k.Delete, k.Export, k.Import},
 		{k.Help, k.Jobs, k.Quit, k.ForceQuit},
 	}

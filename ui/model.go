@@ -65,6 +65,7 @@ type Model struct {
 	kind           statusKind
 	statusAt       time.Time // when the line shown was decided: an older one arriving late is dropped
 	fullHelp       bool
+	helpTop        int // the full help's first line shown, when it is taller than the body
 	width          int
 	height         int
 }
@@ -111,7 +112,7 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 		// groups with whole passes; under the queue asked for it waits
 		// until it is shown, or it would hold that queue's messages while
 		// the person browses and replays them.
-		qs.away = true
+		qs.away, qs.want = true, opts.Queue
 		m.stack = append(m.stack, newMessagesScreen(c, opts.Queue))
 	}
 	return m
@@ -173,9 +174,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, msg.s.Init())
 	case popMsg:
 		if len(m.stack) > 1 {
+			from := m.top().Queue()
 			m.top().Close()
 			m.stack = m.stack[:len(m.stack)-1]
-			next, cmd := m.top().Update(shownMsg{}) // on top again
+			next, cmd := m.top().Update(shownMsg{from: from}) // on top again
 			m.stack[len(m.stack)-1] = next
 			return m, cmd
 		}
@@ -289,6 +291,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
 			m.fullHelp = false
 		}
+		m.scrollHelp(msg)
 		return nil
 	}
 	if !m.top().Capturing() {
@@ -296,7 +299,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Quit):
 			return m.quit()
 		case key.Matches(msg, k.Help):
-			m.fullHelp = true
+			m.fullHelp, m.helpTop = true, 0
 			return nil
 		case key.Matches(msg, k.Jobs):
 			if _, on := m.top().(*jobsScreen); !on {

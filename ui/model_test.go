@@ -334,3 +334,35 @@ func TestAStatusLineOvertakenByANewerOneIsDropped(t *testing.T) {
 		t.Fatalf("status %q, want a line decided later", hs.m.status)
 	}
 }
+
+// esc from a queue opened by name (`parkinglot tui QUEUE`, the demo) or
+// from the list puts the queues screen's cursor on that queue, not on
+// whichever row was first.
+func TestBackLandsOnTheQueueLeft(t *testing.T) {
+	for _, queue := range []string{"demo.retry.3s", "demo.error.dlq", ""} {
+		t.Run(queue, func(t *testing.T) {
+			fb := newFakeBackend(t.TempDir())
+			seedDemo(fb)
+			hs := newHarness(t, fb, queue, 100, 30)
+			want := queue
+			if queue == "" { // opened from the queues screen
+				want = "demo.retry.1s"
+				hs.untilScreen("demo.retry.1s")
+				hs.press("down", "down", "enter")
+			}
+			hs.until("the list", hs.loaded)
+			hs.press("esc")
+			hs.untilScreen("1 parking lot(s)")
+			q, ok := hs.m.top().(*queuesScreen)
+			if !ok {
+				t.Fatalf("esc did not go back to the queues")
+			}
+			if got := q.selectedName(); got != want {
+				t.Fatalf("the cursor is on %q, want %q", got, want)
+			}
+			if !strings.Contains(hs.screen(), "▸   "+want) && !strings.Contains(hs.screen(), "▸P  "+want) {
+				t.Fatalf("the cursor mark is not on %s:\n%s", want, hs.screen())
+			}
+		})
+	}
+}

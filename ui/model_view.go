@@ -6,7 +6,9 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/parkinglot/parkinglot/ui/format"
 )
@@ -129,14 +131,88 @@ func (m *Model) statusLine() string {
 	return format.Cut(style.Render(clean(text)), m.width)
 }
 
+// helpGap separates the full help's columns.
+const helpGap = "    "
+
+// fullHelpView is the full help as the body shows it: a page of
+// fullHelpLines from helpTop, with a last line saying what is below.
 func (m *Model) fullHelpView() string {
+	lines := m.fullHelpLines()
+	h := m.c.height
+	if len(lines) <= h {
+		return strings.Join(lines, "\n")
+	}
+	top := min(max(m.helpTop, 0), len(lines)-(h-1))
+	end := top + h - 1
+	more := fmt.Sprintf("… %d more line(s): ↓/pgdn", len(lines)-end)
+	if end == len(lines) {
+		more = "↑/pgup: the lines above"
+	}
+	return strings.Join(append(lines[top:end:end], m.c.styles.Dim.Render(more)), "\n")
+}
+
+// scrollHelp moves the full help by the navigation key msg, if it is
+// one: a short terminal shows it a page at a time.
+func (m *Model) scrollHelp(msg tea.KeyMsg) {
+	k := m.c.keys
+	page := max(m.c.height-1, 1)
+	switch {
+	case key.Matches(msg, k.Up):
+		m.helpTop--
+	case key.Matches(msg, k.Down):
+		m.helpTop++
+	case key.Matches(msg, k.PageUp):
+		m.helpTop -= page
+	case key.Matches(msg, k.PageDown):
+		m.helpTop += page
+	case key.Matches(msg, k.Top):
+		m.helpTop = 0
+	case key.Matches(msg, k.Bottom):
+		m.helpTop = len(m.fullHelpLines())
+	}
+	m.helpTop = min(max(m.helpTop, 0), max(len(m.fullHelpLines())-page, 0))
+}
+
+// fullHelpLines are every key of the screen on top with what it does,
+// none cut: the columns side by side as far as the width goes, the rest
+// in rows below.
+func (m *Model) fullHelpLines() []string {
 	st := m.c.styles
-	var b strings.Builder
-	b.WriteString(st.Title.Render("Keys") + st.Dim.Render(" — "+m.top().Title()) + "\n\n")
-	b.WriteString(m.c.helpView(m.top(), m.c.width, true))
-	b.WriteString("\n\n" + st.Dim.Render("Every action opens a dialog that says what will happen; nothing changes before you confirm."))
-	b.WriteString("\n" + st.Dim.Render("Browsing holds messages only while it reads them, then gives them all back."))
-	return b.String()
+	var rows [][]string
+	var row []string
+	width := 0
+	for _, g := range m.top().FullHelp() {
+		col := m.c.helpView(keyHelp{full: [][]key.Binding{g}}, 0, true)
+		if col == "" {
+			continue
+		}
+		w := lipgloss.Width(col)
+		if len(row) > 0 && width+len(helpGap)+w > m.c.width {
+			rows, row, width = append(rows, row), nil, 0
+		}
+		if len(row) > 0 {
+			row, width = append(row, helpGap), width+len(helpGap)
+		}
+		row, width = append(row, col), width+w
+	}
+	if len(row) > 0 {
+		rows = append(rows, row)
+	}
+	lines := []string{st.Title.Render("Keys") + st.Dim.Render(" — "+m.top().Title())}
+	for _, r := range rows {
+		lines = append(lines, "")
+		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, r...), "\n")...)
+	}
+	lines = append(lines, "")
+	for _, note := range []string{
+		"Every action opens a dialog that says what will happen; nothing changes before you confirm.",
+		"Browsing holds messages only while it reads them, then gives them all back.",
+	} {
+		for _, l := range strings.Split(ansi.Wordwrap(note, m.c.width, ""), "\n") {
+			lines = append(lines, st.Dim.Render(l))
+		}
+	}
+	return lines
 }
 
 // fitHeight pads or cuts s to exactly height lines of at most width

@@ -35,6 +35,9 @@ type queuesScreen struct {
 	loaded   bool
 	table    table.Model
 	width    int
+	// want is a queue to put the cursor on once it is listed: the one
+	// opened over this screen by name, or the one just left.
+	want string
 	// search is the prompt `/` opens: what to look for in every parking
 	// lot; typing while it is open.
 	search textinput.Model
@@ -106,6 +109,7 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			q.sortByUrgency()
 			q.setRows()
 			q.seek(keep)
+			q.seekWanted()
 		}
 		return q, next
 	case queuesLoadedMsg:
@@ -124,6 +128,7 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			q.sortByUrgency()
 			q.setRows()
 			q.seek(keep)
+			q.seekWanted()
 			if !q.asked && !q.away {
 				q.asked = true
 				return q, tea.Batch(loadLots(q.c), tickLots(q.c))
@@ -136,6 +141,10 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return q, tea.Batch(loadLots(q.c), tickLots(q.c))
 	case shownMsg:
 		q.away = false
+		if msg.from != "" {
+			q.want = msg.from
+		}
+		q.seekWanted()
 		if !q.asked { // opened under a queue: the first read starts now
 			q.asked = true
 			return q, tea.Batch(loadLots(q.c), tickLots(q.c))
@@ -146,6 +155,7 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			return q, q.updateSearch(msg)
 		}
 		k := q.c.keys
+		q.want = "" // the person moves on: a late listing must not move the cursor
 		switch {
 		case key.Matches(msg, k.Search):
 			q.typing = true
@@ -199,8 +209,9 @@ func (q *queuesScreen) updateSearch(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// shownMsg tells a screen that the one above it closed.
-type shownMsg struct{}
+// shownMsg tells a screen that the one above it closed; from is the queue
+// that one showed ("" for none).
+type shownMsg struct{ from string }
 
 // coveredMsg tells the top screen that another is pushed over it.
 type coveredMsg struct{}
@@ -244,12 +255,25 @@ func (q *queuesScreen) selectedName() string {
 	return ""
 }
 
-// seek keeps the cursor on the same queue across refreshes.
-func (q *queuesScreen) seek(name string) {
+// seek keeps the cursor on the same queue across refreshes; it reports
+// whether the queue is listed. The rows are drawn again: the cursor mark
+// is in them.
+func (q *queuesScreen) seek(name string) bool {
 	for i, r := range q.rows {
 		if r.Name == name {
-			q.table.SetCursor(i)
-			return
+			if q.table.Cursor() != i {
+				q.table.SetCursor(i)
+				q.setRows()
+			}
+			return true
 		}
+	}
+	return false
+}
+
+// seekWanted puts the cursor on the queue wanted once it is listed.
+func (q *queuesScreen) seekWanted() {
+	if q.want != "" && q.seek(q.want) {
+		q.want = ""
 	}
 }

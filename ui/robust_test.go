@@ -196,3 +196,37 @@ func TestQuitWaitsForGiveBack(t *testing.T) {
 		t.Fatal("Close returned before the browse gave its messages back")
 	}
 }
+
+// A broker-side filter that does not compile says how to fix it, and the
+// hint works: / opens the filter with the expression to edit (ctrl+r would
+// only run the same expression again).
+func TestABadBrokerFilterOffersToEditIt(t *testing.T) {
+	hs := startOnLot(t, 120, 30)
+	_, bad := replay.CompileFilter("error contains")
+	hs.fb.mu.Lock()
+	hs.fb.browseErr = bad // what the engine answers such a filter
+	hs.fb.mu.Unlock()
+	hs.press("/")
+	hs.typeText("=error contains")
+	hs.press("enter")
+	hs.untilScreen("bad filter")
+	scr := hs.screen()
+	if strings.Contains(scr, "ctrl+r to try again") || !strings.Contains(scr, "/ to edit the filter") {
+		t.Fatalf("the hint does not lead to a fix:\n%s", scr)
+	}
+	hs.fb.mu.Lock()
+	hs.fb.browseErr = nil
+	hs.fb.mu.Unlock()
+	hs.press("/")
+	if got := hs.messages().filter.Value(); got != "=error contains" {
+		t.Fatalf("/ opens the filter with %q, want the expression to edit", got)
+	}
+	hs.typeText(` "bank"`)
+	hs.press("enter")
+	hs.until("the fixed filter's list", func() bool {
+		return hs.fb.called(`filter error contains "bank"`) == 1 && hs.loaded()
+	})
+	if m := hs.messages(); m.expr != `error contains "bank"` || m.loadErr != nil {
+		t.Fatalf("expr %q, error %v", m.expr, m.loadErr)
+	}
+}

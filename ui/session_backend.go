@@ -76,7 +76,7 @@ func (b sessionBackend) Search(ctx context.Context, req SearchRequest) (replay.S
 }
 
 func (b sessionBackend) options(req ActionRequest) replay.Options {
-	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: req.Target, Rate: req.Rate, Progress: req.Progress}
+	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: req.Target, Rate: req.Rate, Limit: req.Limit, Progress: req.Progress}
 }
 
 func (b sessionBackend) Plan(ctx context.Context, req ActionRequest) (Plan, error) {
@@ -142,11 +142,11 @@ func (b sessionBackend) Replay(ctx context.Context, req ActionRequest) (replay.R
 }
 
 func (b sessionBackend) Delete(ctx context.Context, req ActionRequest) (replay.Result, error) {
-	return b.s.Delete(ctx, replay.DeleteOptions{Queue: req.Queue, Select: req.Select, Progress: req.Progress})
+	return b.s.Delete(ctx, replay.DeleteOptions{Queue: req.Queue, Select: req.Select, Limit: req.Limit, Progress: req.Progress})
 }
 
 func (b sessionBackend) Export(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
-	return b.s.Export(ctx, replay.ExportOptions{Queue: req.Queue, Select: req.Select, File: path, Progress: req.Progress})
+	return b.s.Export(ctx, replay.ExportOptions{Queue: req.Queue, Select: req.Select, File: path, Limit: req.Limit, Progress: req.Progress})
 }
 
 func (b sessionBackend) Import(ctx context.Context, req ActionRequest, path string) (replay.Result, error) {
