@@ -22,10 +22,11 @@ type AuditUser struct {
 type AuditEntry struct {
 	Time      time.Time              `json:"time"`
 	User      AuditUser              `json:"user"`
-	Action    string                 `json:"action"` // replay | edit | delete | export-remove | import
+	Action    string                 `json:"action"` // replay | edit | delete | export-remove | import | protect
 	Queue     string                 `json:"from_queue,omitempty"`
 	To        *retrycore.Destination `json:"to,omitempty"`
-	File      string                 `json:"file,omitempty"` // export and import
+	File      string                 `json:"file,omitempty"`   // export and import
+	Policy    string                 `json:"policy,omitempty"` // protect: the policy put
 	MessageID string                 `json:"message_id"`
 	ReplayID  string                 `json:"replay_id,omitempty"`
 	// Run is the replay run (NewRunID) the entry belongs to; every copy it

@@ -34,6 +34,10 @@ func appendAuditLine(b []byte, e *AuditEntry) []byte {
 		b = append(b, `,"file":`...)
 		b = appendJSONString(b, e.File)
 	}
+	if e.Policy != "" {
+		b = append(b, `,"policy":`...)
+		b = appendJSONString(b, e.Policy)
+	}
 	b = append(b, `,"message_id":`...)
 	b = appendJSONString(b, e.MessageID)
 	if e.ReplayID != "" {

@@ -23,7 +23,7 @@ func TestAuditLineIsEncodingJSONsLine(t *testing.T) {
 	at := time.Date(2026, 12, 7, 1, 2, 3, 456789000, time.UTC)
 	full := AuditEntry{
 		Time: at, User: AuditUser{OS: "oncall", AMQP: "guest"}, Action: "replay", Queue: "payments.parking",
-		To: &retrycore.Destination{Exchange: "payments", RoutingKey: "payment.execute"}, File: "out.jsonl",
+		To: &retrycore.Destination{Exchange: "payments", RoutingKey: "payment.execute"}, File: "out.jsonl", Policy: "parkinglot-unlimited-payments.parking",
 		MessageID: "m-1", ReplayID: "1b4e28ba-2fa1-11d2-883f-0016d3cca427", Run: "r-1", Result: "ok", Error: "boom",
 	}
 	cases := map[string]AuditEntry{

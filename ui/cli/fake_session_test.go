@@ -29,6 +29,8 @@ type fakeSession struct {
 	finishEdit  func(*replay.EditDraft, replay.Options) (replay.Result, error)
 	search      func(replay.SearchOptions) (*replay.SearchResult, error)
 	runStatus   func(run string, queues []string) (replay.RunStatus, error)
+	planProtect func(queue string) (broker.LiftPlan, error)
+	protect     func(broker.LiftPlan) (broker.DeliveryLimit, error)
 }
 
 var _ Session = (*fakeSession)(nil)
@@ -138,6 +140,20 @@ func (s *fakeSession) RunStatus(_ context.Context, run string, queues []string) 
 		s.unexpected("RunStatus")
 	}
 	return s.runStatus(run, queues)
+}
+
+func (s *fakeSession) PlanProtect(_ context.Context, queue string) (broker.LiftPlan, error) {
+	if s.planProtect == nil {
+		s.unexpected("PlanProtect")
+	}
+	return s.planProtect(queue)
+}
+
+func (s *fakeSession) Protect(_ context.Context, p broker.LiftPlan) (broker.DeliveryLimit, error) {
+	if s.protect == nil {
+		s.unexpected("Protect")
+	}
+	return s.protect(p)
 }
 
 // planOf is a fake PlanEach that hands out p's items, refusals and

@@ -101,6 +101,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		NewCmdReplay(f, nil),
 		NewCmdEdit(f, nil),
 		NewCmdDelete(f, nil),
+		NewCmdProtect(f, nil),
 		NewCmdExport(f, nil),
 		NewCmdImport(f, nil),
 		NewCmdDemo(f, nil),

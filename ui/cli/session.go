@@ -28,6 +28,8 @@ type Session interface {
 	FinishEdit(ctx context.Context, d *replay.EditDraft, o replay.Options) (replay.Result, error)
 	Search(ctx context.Context, o replay.SearchOptions) (*replay.SearchResult, error)
 	RunStatus(ctx context.Context, run string, queues []string) (replay.RunStatus, error)
+	PlanProtect(ctx context.Context, queue string) (broker.LiftPlan, error)
+	Protect(ctx context.Context, p broker.LiftPlan) (broker.DeliveryLimit, error)
 }
 
 var _ Session = (*replay.Session)(nil)

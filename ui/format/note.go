@@ -45,7 +45,7 @@ func PassNote(n broker.Note) string {
 	case broker.NoteAcksPending:
 		return fmt.Sprintf("the quorum queue had not applied every ack after %v (%d ready, %d expected); some removed messages may come back as duplicates", n.Wait, n.Count, n.Expected)
 	case broker.NoteMadeSafe:
-		return fmt.Sprintf("%d message(s) were one lost connection from deletion (x-delivery-count up to %d, delivery limit %d: %s; RabbitMQ 4.3 carries the count into a parking lot): made safe, re-published to the queue's tail without the count; their facts are unchanged",
+		return fmt.Sprintf("%d message(s) were one lost connection from deletion (x-delivery-count up to %d, delivery limit %d: %s; RabbitMQ 4.3 carries the count into a parking lot): made safe, re-published to the queue's tail without the count; their facts are unchanged (parkinglot protect QUEUE lifts the limit for good)",
 			n.Count, n.DeliveryCount, n.Limit.Limit, n.Limit.Source)
 	case broker.NoteDelayedRetry:
 		return DelayedRetryNote(n.Delayed, n.Count)
