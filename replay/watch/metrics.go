@@ -18,6 +18,7 @@ const (
 	MetricLastScan  = "parkinglot_watch_last_scan_timestamp_seconds"
 	MetricErrors    = "parkinglot_watch_errors_total"
 	MetricReady     = "parkinglot_watch_ready"
+	MetricLimit     = "parkinglot_delivery_limit"
 	labelVhost      = "vhost"
 	labelQueue      = "queue"
 	labelErrorGroup = "error_group"
@@ -33,6 +34,7 @@ var (
 	descLastRead  = prometheus.NewDesc(MetricLastRead, "Unix time of the last successful read of the parking lot's depth and head.", []string{labelVhost, labelQueue}, nil)
 	descLastScan  = prometheus.NewDesc(MetricLastScan, "Unix time of the parking lot's last error-group scan.", []string{labelVhost, labelQueue}, nil)
 	descErrors    = prometheus.NewDesc(MetricErrors, "Errors of the watch, by kind: connect, depth, head, scan, discover.", []string{labelErrorKind}, nil)
+	descLimit     = prometheus.NewDesc(MetricLimit, "The parking lot's effective delivery limit (a quorum queue's argument, policy or the broker's default), -1 when unlimited: a lost connection of whoever holds a message counts toward a finite one, and RabbitMQ 4.3 carries the count of a message the limit parked into the lot.", []string{labelVhost, labelQueue}, nil)
 	descReady     = prometheus.NewDesc(MetricReady, "1 when the watch is connected and found every parking lot, else 0.", nil, nil)
 )
 
@@ -61,7 +63,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	if c.parkedOnly {
 		return
 	}
-	for _, d := range []*prometheus.Desc{descByError, descGroupAge, descArrivals, descLastRead, descLastScan, descErrors, descReady} {
+	for _, d := range []*prometheus.Desc{descByError, descGroupAge, descArrivals, descLastRead, descLastScan, descErrors, descReady, descLimit} {
 		ch <- d
 	}
 }
@@ -94,6 +96,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if s.ArrivalsKnown {
 			ch <- prometheus.MustNewConstMetric(descArrivals, prometheus.CounterValue, float64(s.Arrivals), s.Vhost, s.Queue)
+		}
+		if s.LimitKnown {
+			ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(s.DeliveryLimit), s.Vhost, s.Queue)
 		}
 		ch <- prometheus.MustNewConstMetric(descLastRead, prometheus.GaugeValue, unix(s.LastRead), s.Vhost, s.Queue)
 		if !s.LastScan.IsZero() {

@@ -104,6 +104,12 @@ type Snapshot struct {
 	// the last group scan (zero: none yet).
 	LastRead time.Time `json:"last_read,omitzero"`
 	LastScan time.Time `json:"last_scan,omitzero"`
+	// DeliveryLimit is a quorum parking lot's effective delivery limit
+	// (-1: unlimited, as every classic queue), when LimitKnown (from the
+	// management API). A finite one drops a message that lost connections
+	// of whoever holds it count past it.
+	DeliveryLimit int64 `json:"delivery_limit"`
+	LimitKnown    bool  `json:"delivery_limit_known"`
 	// Err is the last read's error, when it failed (the values above are
 	// the last good ones).
 	Err string `json:"error,omitempty"`

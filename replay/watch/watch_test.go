@@ -126,6 +126,18 @@ func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
 		}
 	}
 
+	// The delivery limit each lot applies: none on a classic queue, the
+	// broker's default on a quorum one (20 from 4.0, none on 3.x).
+	wantLimit := map[string]float64{classic: -1, quorum: -1}
+	if v.AtLeast(4, 0, 0) {
+		wantLimit[quorum] = 20
+	}
+	for q, want := range wantLimit {
+		if l, ok := m.value("parkinglot_delivery_limit", lot(q)); !ok || l != want {
+			t.Errorf("%s delivery limit %v (exported %v), want %v", q, l, ok, want)
+		}
+	}
+
 	qAge, _ := m.value("parkinglot_oldest_parked_age_seconds", lot(quorum))
 	qGroups := m.series("parkinglot_parked_messages_by_error", lot(quorum), "error_group")
 	if readsQuorum(v) {

@@ -438,6 +438,12 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	prevDepth := sn.Depth
 	sn.Vhost, sn.Found, sn.Type, sn.Depth = v.vhost, true, d.Type, d.Depth
 	sn.Arrivals, sn.ArrivalsKnown = d.Arrivals, d.ArrivalsKnown
+	if d.LimitKnown {
+		sn.DeliveryLimit, sn.LimitKnown = d.DeliveryLimit.Limit, true
+		if d.DeliveryLimit.Unlimited() {
+			sn.DeliveryLimit = -1
+		}
+	}
 	sn.ReadsMessages, st.reads = reads, reads
 	sn.Err = ""
 	if !reads {

@@ -115,3 +115,34 @@ tests:
 `
 	promtoolTestWith(t, o, tests, "summary", "runbook_url")
 }
+
+// TestPromtoolADeliveryLimitOnAParkingLotHoldingMessages: a parking lot
+// holding messages under a finite delivery limit warns after --limit-for
+// and names the command that lifts it; an unlimited one, or an empty one,
+// does not.
+func TestPromtoolADeliveryLimitOnAParkingLotHoldingMessages(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("rule_files: [rules.yml]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n")
+	for _, l := range []struct {
+		queue         string
+		limit, parked int
+	}{{"at-risk.dlq", 20, 3}, {"unlimited.dlq", -1, 5}, {"empty.dlq", 20, 0}} {
+		labels := fmt.Sprintf(`vhost="/",queue="%s",job="parkinglot",instance="w1"`, l.queue)
+		fmt.Fprintf(&b, "      - {series: 'parkinglot_delivery_limit{%s}', values: '%dx6'}\n", labels, l.limit)
+		fmt.Fprintf(&b, "      - {series: 'parkinglot_parked_messages{%s}', values: '%dx6'}\n", labels, l.parked)
+	}
+	b.WriteString(`      - {series: 'up{job="parkinglot",instance="w1"}', values: '1x6'}
+    alert_rule_test:
+      - {eval_time: 1m, alertname: ParkingLotDeliveryLimit, exp_alerts: []}
+      - eval_time: 3m
+        alertname: ParkingLotDeliveryLimit
+        exp_alerts:
+          - exp_labels: {severity: warning, job: parkinglot, instance: w1, vhost: /, queue: at-risk.dlq}
+            exp_annotations:
+              summary: "Parking lot / at-risk.dlq has a delivery limit of 20: a lost connection can drop its messages"
+              command: "parkinglot --vhost / protect at-risk.dlq"
+`)
+	o := shortOptions()
+	o.LimitFor = 2 * time.Minute
+	promtoolTestWith(t, o, b.String(), "summary", "command")
+}

@@ -28,6 +28,7 @@ type Options struct {
 	GrowingWindow   time.Duration // growth is measured over this window
 	OldestThreshold time.Duration // the oldest message older than this
 	OldestFor       time.Duration
+	LimitFor        time.Duration // a lot holding messages under a finite delivery limit this long
 	NewGroupWindow  time.Duration // a group absent this long ago is new
 	NewGroupFor     time.Duration // a new group still there this long is news
 	WatchDownFor    time.Duration
@@ -58,13 +59,14 @@ func Defaults() Options {
 		GrowingWindow:   15 * time.Minute,
 		OldestThreshold: time.Hour,
 		OldestFor:       5 * time.Minute,
+		LimitFor:        5 * time.Minute,
 		NewGroupWindow:  time.Hour,
 		NewGroupFor:     5 * time.Minute,
 		WatchDownFor:    time.Minute,
 		HoldFor:         time.Hour,
 		Severity: map[string]string{
 			AlertNotEmpty: "page", AlertGrowing: "warning", AlertOldMessage: "warning",
-			AlertNewErrorGroup: "warning", AlertWatchDown: "page",
+			AlertNewErrorGroup: "warning", AlertWatchDown: "page", AlertDeliveryLimit: "warning",
 		},
 	}
 }
@@ -96,10 +98,11 @@ const (
 	AlertOldMessage    = "ParkingLotOldMessage"
 	AlertNewErrorGroup = "ParkingLotNewErrorGroup"
 	AlertWatchDown     = "ParkingLotWatchDown"
+	AlertDeliveryLimit = "ParkingLotDeliveryLimit"
 )
 
 // Alerts are the alert names, in the file's order.
-var Alerts = []string{AlertNotEmpty, AlertGrowing, AlertOldMessage, AlertNewErrorGroup, AlertWatchDown}
+var Alerts = []string{AlertNotEmpty, AlertGrowing, AlertOldMessage, AlertNewErrorGroup, AlertWatchDown, AlertDeliveryLimit}
 
 // ruleLabels are the labels the rules set or take from the watch's series:
 // one given again would change what an alert is, or which it is.
@@ -139,6 +142,9 @@ const where = `{{ $labels.vhost }} {{ $labels.queue }}`
 // openIt is the command that opens the parking lot, in its vhost whatever
 // the person's config or URL names. It is pasted into a shell, so a name
 // a shell would split or expand (a space, $, a quote) is single-quoted.
+// protectIt is the command that lifts the parking lot's delivery limit.
+var protectIt = `parkinglot --vhost ` + shellWord("$labels.vhost") + ` protect ` + shellWord("$labels.queue")
+
 var openIt = `parkinglot --vhost ` + shellWord("$labels.vhost") + ` tui ` + shellWord("$labels.queue")
 
 // shellWord is a template that writes v (a template value) as one POSIX
@@ -285,6 +291,23 @@ func Rules(o Options) File {
 			Annotations: map[string]string{
 				"summary":     `parkinglot watch {{ $labels.instance }} is down or not ready`,
 				"description": `No parking lot of job ` + o.Job + ` is watched: nobody is told of new failures, and its parking lots' alerts stay as they were. Check the watch's /readyz (it names what is missing) and its log.`,
+			},
+		},
+		{
+			// A lost connection of whoever holds a parked message counts
+			// toward a finite limit, and RabbitMQ 4.3 carries the count of
+			// a message the limit parked into the lot: one lost connection
+			// from being dropped. parkinglot makes such messages safe as it
+			// reads them; protect lifts the limit for good.
+			Alert: AlertDeliveryLimit,
+			Expr: held(AlertDeliveryLimit, lotLabels,
+				fmt.Sprintf(`%s >= 0 and on(%s) %s > 0`, watch.MetricLimit, lotLabels, watch.MetricParked),
+				silent(fmt.Sprintf(`last_over_time(%s[%s]) >= 0 and on(%s) last_over_time(%s[%s]) > 0`, watch.MetricLimit, k, lotLabels, watch.MetricParked, k))),
+			For: promDuration(o.LimitFor),
+			Annotations: map[string]string{
+				"summary":     "Parking lot " + where + " has a delivery limit of {{ $value }}: a lost connection can drop its messages",
+				"description": "A lost connection of whoever holds a message of " + where + " (a consumer, a browse, the management UI's Get messages) counts toward its delivery limit, and RabbitMQ 4.3 parks a message the limit stopped with its count, one lost connection from being dropped. Lift the limit: " + protectIt,
+				"command":     protectIt,
 			},
 		},
 	}

@@ -67,7 +67,7 @@ func TestRulesFollowTheirOptions(t *testing.T) {
 func TestRulesDefaults(t *testing.T) {
 	want := map[string][2]string{
 		AlertNotEmpty: {"2m", "page"}, AlertGrowing: {"15m", "warning"}, AlertOldMessage: {"5m", "warning"},
-		AlertNewErrorGroup: {"5m", "warning"}, AlertWatchDown: {"1m", "page"},
+		AlertNewErrorGroup: {"5m", "warning"}, AlertWatchDown: {"1m", "page"}, AlertDeliveryLimit: {"5m", "warning"},
 	}
 	for _, r := range Rules(Defaults()).Groups[0].Rules {
 		if got := [2]string{r.For, r.Labels["severity"]}; got != want[r.Alert] {
@@ -104,7 +104,7 @@ func TestRulesUseTheWatchsMetricNames(t *testing.T) {
 	}
 	known := map[string]bool{}
 	for _, m := range []string{watch.MetricParked, watch.MetricOldestAge, watch.MetricByError, watch.MetricGroupAge,
-		watch.MetricArrivals, watch.MetricLastRead, watch.MetricLastScan, watch.MetricErrors, watch.MetricReady} {
+		watch.MetricArrivals, watch.MetricLastRead, watch.MetricLastScan, watch.MetricErrors, watch.MetricReady, watch.MetricLimit} {
 		known[m] = true
 	}
 	for _, w := range strings.FieldsFunc(string(b), func(r rune) bool {

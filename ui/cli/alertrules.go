@@ -49,7 +49,7 @@ it with rule_files: in prometheus.yml, e.g.
 				zeroOK bool
 			}{
 				{"--not-empty-for", r.NotEmptyFor, false}, {"--growing-window", r.GrowingWindow, false},
-				{"--oldest-threshold", r.OldestThreshold, false}, {"--oldest-for", r.OldestFor, true},
+				{"--oldest-threshold", r.OldestThreshold, false}, {"--oldest-for", r.OldestFor, true}, {"--limit-for", r.LimitFor, true},
 				{"--new-group-window", r.NewGroupWindow, false}, {"--new-group-for", r.NewGroupFor, true},
 				{"--watch-down-for", r.WatchDownFor, true}, {"--hold-for", r.HoldFor, true},
 			} {
@@ -88,6 +88,7 @@ it with rule_files: in prometheus.yml, e.g.
 	fl.DurationVar(&opts.Rules.GrowingWindow, "growing-window", d.GrowingWindow, "ParkingLotGrowing: growth over this window")
 	fl.DurationVar(&opts.Rules.OldestThreshold, "oldest-threshold", d.OldestThreshold, "ParkingLotOldMessage: the oldest message parked longer than this")
 	fl.DurationVar(&opts.Rules.OldestFor, "oldest-for", d.OldestFor, "ParkingLotOldMessage's for:")
+	fl.DurationVar(&opts.Rules.LimitFor, "limit-for", d.LimitFor, "ParkingLotDeliveryLimit's for: (a parking lot holding messages under a finite delivery limit)")
 	fl.DurationVar(&opts.Rules.NewGroupWindow, "new-group-window", d.NewGroupWindow, "ParkingLotNewErrorGroup: an error group not there this long ago")
 	fl.DurationVar(&opts.Rules.NewGroupFor, "new-group-for", d.NewGroupFor, "ParkingLotNewErrorGroup's for: (at most half the window unless given)")
 	fl.DurationVar(&opts.Rules.WatchDownFor, "watch-down-for", d.WatchDownFor, "ParkingLotWatchDown's for:")

@@ -83,7 +83,7 @@ func TestAlertRulesNewFlagsBecomeOptions(t *testing.T) {
 	}
 	r := got.Rules
 	wantSev := map[string]string{alerting.AlertNotEmpty: "critical", alerting.AlertGrowing: "info", alerting.AlertOldMessage: "warning",
-		alerting.AlertNewErrorGroup: "warning", alerting.AlertWatchDown: "critical"}
+		alerting.AlertNewErrorGroup: "warning", alerting.AlertWatchDown: "critical", alerting.AlertDeliveryLimit: "warning"}
 	if !maps.Equal(r.Severity, wantSev) || !maps.Equal(r.Labels, map[string]string{"team": "payments", "service": "ledger=v2"}) ||
 		!maps.Equal(r.Thresholds, map[string]int{"noisy.dlq": 5, "a=b.dlq": 0}) || r.RunbookURL != "https://wiki.example/parkinglot#alerts" ||
 		r.HoldFor != 2*time.Hour || r.NewGroupFor != 0 {

@@ -243,6 +243,13 @@ func WriteQueues(w io.Writer, v QueuesView) error {
 			}
 		}
 	}
+	for _, r := range v.Rows {
+		if sn, ok := v.Lots[r.Name]; ok && r.ParkingLot && sn.LimitKnown && sn.DeliveryLimit >= 0 {
+			if _, err := fmt.Fprintln(w, format.LimitRisk(r.Name, sn.DeliveryLimit)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -281,11 +288,14 @@ type queueJSON struct {
 	OldestSource     string   `json:"oldest_source,omitempty"`
 	// The messages published into a parking lot in the last hour
 	// (watch.ArrivalsLastHour); absent when the broker does not count them.
-	ArrivalsLastHour *int64              `json:"arrivals_last_hour,omitempty"`
-	TopErrorGroup    string              `json:"top_error_group,omitempty"`
-	TopErrorCount    int64               `json:"top_error_count,omitempty"`
-	ConnectedTo      *replay.ConnNode    `json:"connected_to,omitempty"`
-	Nodes            map[string]nodeJSON `json:"nodes,omitempty"`
+	ArrivalsLastHour *int64 `json:"arrivals_last_hour,omitempty"`
+	TopErrorGroup    string `json:"top_error_group,omitempty"`
+	TopErrorCount    int64  `json:"top_error_count,omitempty"`
+	// DeliveryLimit is a parking lot's effective delivery limit, -1 for
+	// none; absent when not known.
+	DeliveryLimit *int64              `json:"delivery_limit,omitempty"`
+	ConnectedTo   *replay.ConnNode    `json:"connected_to,omitempty"`
+	Nodes         map[string]nodeJSON `json:"nodes,omitempty"`
 }
 
 type nodeJSON struct {
@@ -321,6 +331,10 @@ func WriteQueuesJSON(w io.Writer, v QueuesView) error {
 			out[i].TopErrorGroup, out[i].TopErrorCount = g.Group, g.Count
 			if n, ok := v.LastHour[r.Name]; ok {
 				out[i].ArrivalsLastHour = &n
+			}
+			if sn.LimitKnown {
+				l := sn.DeliveryLimit
+				out[i].DeliveryLimit = &l
 			}
 		}
 	}

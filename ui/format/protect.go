@@ -57,3 +57,9 @@ func LiftRefused(e *broker.LiftError) string {
 	}
 	return e.Error()
 }
+
+// LimitRisk is `queues`' line for a parking lot with a finite delivery
+// limit.
+func LimitRisk(queue string, limit int64) string {
+	return fmt.Sprintf("%s: delivery limit %d: a lost connection of whoever holds a message counts toward it (on RabbitMQ 4.3 a message the limit parked arrives one from it); parkinglot protect %s lifts it", queue, limit, Name(queue))
+}
