@@ -229,6 +229,7 @@ func TestExportShowsTheAbsolutePath(t *testing.T) {
 		t.Fatalf("the field offers %q, want %q", got, want)
 	}
 	hs.press("enter")
+	hs.until("exported", func() bool { return hs.m.dialog == nil })
 	// The dialog closes before the job's result arrives: wait for that.
 	hs.until("the result naming the absolute path "+want, func() bool { return hs.m.status == "exported 7 to "+want })
 	if hs.fb.called("export demo.error.dlq 7 "+want) != 1 {
@@ -237,7 +238,9 @@ func TestExportShowsTheAbsolutePath(t *testing.T) {
 
 	// Each export ends with a reload of the list (a browse): wait for it.
 	reloaded := func(browses int) func() bool {
-		return func() bool { return hs.fb.called("browse demo.error.dlq") >= browses && hs.loaded() }
+		return func() bool {
+			return hs.m.dialog == nil && hs.fb.called("browse demo.error.dlq") >= browses && hs.loaded()
+		}
 	}
 	hs.until("the list again", reloaded(2))
 	hs.press("x")
@@ -246,6 +249,7 @@ func TestExportShowsTheAbsolutePath(t *testing.T) {
 	hs.typeText("copy.jsonl")
 	hs.press("enter")
 	copyPath := filepath.Join(dir, "copy.jsonl")
+	hs.until("exported", func() bool { return hs.m.dialog == nil })
 	hs.until("a relative name exported to "+copyPath, func() bool { return hs.fb.called("export demo.error.dlq 7 "+copyPath) == 1 })
 
 	hs.until("the list again", reloaded(3))
