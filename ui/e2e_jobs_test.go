@@ -95,6 +95,8 @@ func TestTUIJobGoesOnWhileBrowsingAndIsCancelled(t *testing.T) {
 	// The other parking lot is the one whose row says 2h0m (its message's
 	// age; the job's parking lot is not read, its depth only).
 	tm.waitFor("the other parking lot's age", "2h0m")
+	// esc left the cursor on the job's parking lot: from the top down.
+	tm.keys("Home")
 	brokertest.Eventually(t, 20*time.Second, 100*time.Millisecond, func() bool {
 		for _, l := range strings.Split(tm.capture(), "\n") {
 			if strings.Contains(l, "▸") && strings.Contains(l, "2h0m") {
