@@ -61,5 +61,5 @@ func LiftRefused(e *broker.LiftError) string {
 // LimitRisk is `queues`' line for a parking lot with a finite delivery
 // limit.
 func LimitRisk(queue string, limit int64) string {
-	return fmt.Sprintf("%s: delivery limit %d: a lost connection of whoever holds a message counts toward it (on RabbitMQ 4.3 a message the limit parked arrives one from it); parkinglot protect %s lifts it", queue, limit, Name(queue))
+	return fmt.Sprintf("at risk: %s has delivery limit %d: a lost connection of whoever holds a message counts toward it (on RabbitMQ 4.3 a message the limit parked arrives one from it); parkinglot protect %s lifts it", Name(queue), limit, Name(queue))
 }
