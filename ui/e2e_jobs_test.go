@@ -95,15 +95,26 @@ func TestTUIJobGoesOnWhileBrowsingAndIsCancelled(t *testing.T) {
 	// The other parking lot is the one whose row says 2h0m (its message's
 	// age; the job's parking lot is not read, its depth only).
 	tm.waitFor("the other parking lot's age", "2h0m")
-	// esc left the cursor on the job's parking lot: from the top down.
-	tm.keys("Home")
+	// esc left the cursor on the job's parking lot; the rows may reorder
+	// as the depths refresh: move towards the row each time.
 	brokertest.Eventually(t, 20*time.Second, 100*time.Millisecond, func() bool {
-		for _, l := range strings.Split(tm.capture(), "\n") {
-			if strings.Contains(l, "▸") && strings.Contains(l, "2h0m") {
-				return true
+		cursor, target := -1, -1
+		for i, l := range strings.Split(tm.capture(), "\n") {
+			if strings.Contains(l, "▸") {
+				cursor = i
+			}
+			if strings.Contains(l, "2h0m") {
+				target = i
 			}
 		}
-		tm.keys("Down")
+		switch {
+		case cursor >= 0 && cursor == target:
+			return true
+		case cursor > target:
+			tm.keys("Up")
+		default:
+			tm.keys("Down")
+		}
 		return false
 	}, func() string { return "the cursor never reached the other parking lot:\n" + tm.capture() })
 	tm.keys("Enter")
