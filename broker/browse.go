@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -121,6 +122,12 @@ type Pass struct {
 	idleTimer *time.Timer
 
 	closed chan *amqp.Error
+	// revoked: the broker cancelled one of the pass's consumers (its queue
+	// deleted, its node down, its consumer timeout). What that consumer
+	// held went back to the queue, or is gone with it, and an ack sent
+	// after is dropped without a word (RabbitMQ 4.3's quorum consumer
+	// timeout), so no ack is sent or reported done after it.
+	revoked atomic.Bool
 
 	// consumers are the pass's segments in order (one unless paced);
 	// drained counts those the caller has read to the end.
@@ -222,6 +229,14 @@ func OpenPass(ctx context.Context, conn *Conn, opts PassOptions) (*Pass, error) 
 		acked:  map[uint64]bool{},
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
 	}
+	// amqp091-go sends each cancel the broker sends on this channel, and
+	// closes the channel it sends them on when the AMQP channel closes.
+	cancels := ch.NotifyCancel(make(chan string, 4))
+	go func() {
+		for range cancels {
+			p.revoked.Store(true)
+		}
+	}()
 	p.report.Notes = notes
 	p.othersSeen(counts.Consumers)
 	if p.limitedWindow() {

@@ -59,6 +59,9 @@ func AckAll(held []*Held) []error {
 // multiple ack covers every unacked tag up to its own, so it is only safe
 // over a prefix in which every tag is acked or being acked.
 func (p *Pass) ackManyLocked(tags []uint64) error {
+	if p.revoked.Load() {
+		return fmt.Errorf("ack: %w: the messages it held went back to the queue, and are not removed", ErrConsumerCancelled)
+	}
 	if p.nextTag == 0 {
 		p.nextTag = 1
 	}
