@@ -54,18 +54,20 @@ const (
 	LiftOperatorPolicy
 )
 
+// String names the refusal for logs and the error's text; ui/format
+// words it for people.
 func (w LiftRefusal) String() string {
 	switch w {
 	case LiftNotQuorum:
-		return "not a quorum queue"
+		return "not-quorum"
 	case LiftAlreadyUnlimited:
-		return "already unlimited"
+		return "already-unlimited"
 	case LiftOldBroker:
-		return "a policy cannot say -1 before RabbitMQ 4.0"
+		return "broker-before-4.0"
 	case LiftArgument:
-		return "set by the queue's x-delivery-limit argument"
+		return "set-by-argument"
 	case LiftOperatorPolicy:
-		return "set by an operator policy"
+		return "set-by-operator-policy"
 	}
 	return "unknown"
 }
@@ -79,7 +81,7 @@ type LiftError struct {
 }
 
 func (e *LiftError) Error() string {
-	return fmt.Sprintf("lift the delivery limit of %s: %s", e.Queue, e.Why)
+	return fmt.Sprintf("lift the delivery limit of %s: refused (%s)", e.Queue, e.Why)
 }
 
 // LiftPlan is the policy that lifts a quorum queue's delivery limit.
