@@ -52,6 +52,24 @@ func (d QueueDepth) ReadsHarmlessly() bool {
 	return false
 }
 
+// Scannable reports whether the watch may read the queue's messages with
+// whole browse passes: classic queues, and quorum queues whose type and
+// limit the management API gave, on every version. Before 4.3 each pass
+// raises a quorum message's x-delivery-count by one, but nothing is lost:
+// without a limit nothing counts toward one, and with one the pass
+// refreshes a message one give-back from it (re-published, confirmed,
+// then the held one acked) instead of giving it back. An unknown type may
+// be a quorum queue of unknown limit: not read.
+func (d QueueDepth) Scannable() bool {
+	switch d.Type {
+	case "classic":
+		return true
+	case "quorum":
+		return d.LimitKnown
+	}
+	return false
+}
+
 // HeadReadHarmless reports whether the first message alone can be read and
 // given back in place: classic queues only. A quorum queue (4.x) puts a
 // given-back message in its returns, behind the messages returned before

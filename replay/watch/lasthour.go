@@ -39,8 +39,11 @@ func ArrivalsLastHour(ctx context.Context, s *replay.Session, lots []Snapshot, n
 		if err != nil {
 			continue
 		}
-		if n, ok := arrivalsSince(sn.Arrivals, samples, now.Add(-ArrivalsWindow)); ok {
-			out[sn.Queue] = n
+		// The samples count the watch's own refreshes: so does the total
+		// they are taken from, less those of the window.
+		since := now.Add(-ArrivalsWindow)
+		if n, ok := arrivalsSince(sn.Arrivals+sn.Republished, samples, since); ok {
+			out[sn.Queue] = max(n-sn.republishedSince(since), 0)
 		}
 	}
 	return out
@@ -61,4 +64,15 @@ func arrivalsSince(total int64, samples []broker.PublishSample, since time.Time)
 		return 0, false
 	}
 	return total - base.Count, true
+}
+
+// republishedSince counts the watch's own refreshes after since.
+func (s Snapshot) republishedSince(since time.Time) int64 {
+	var n int64
+	for _, a := range s.republishedLog {
+		if a.at.After(since) {
+			n += a.n
+		}
+	}
+	return n
 }

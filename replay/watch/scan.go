@@ -91,16 +91,22 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	w.mu.Unlock()
 	counts, oldest := map[string]int64{}, map[string]time.Time{}
 	var seen int64
-	var first replay.Summary
+	// first, and the oldest parked time of any message: a pass's order
+	// may not be the parking order (a refresh puts messages behind), and
+	// the oldest message's age must not fall while it is still there.
+	var first, oldestMsg replay.Summary
 	// Alone: the consumer count the scan was chosen by can be seconds old
 	// (the management API's); the pass asks the queue itself.
-	_, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, StreamOnly: true, Alone: true, OnBatch: func(batch []replay.Summary) {
+	b, err := s.Browse(ctx, replay.BrowseOptions{Queue: queue, StreamOnly: true, Alone: true, OnBatch: func(batch []replay.Summary) {
 		if seen == 0 && len(batch) > 0 {
 			first = batch[0]
 		}
 		for _, m := range batch {
 			counts[m.Group]++
 			seen++
+			if !m.ParkedAt.IsZero() && (oldestMsg.ParkedAt.IsZero() || m.ParkedAt.Before(oldestMsg.ParkedAt)) {
+				oldestMsg = m
+			}
 			// Not the timestamp a message may fall back on: that can be
 			// its first publishing, long before it was parked, and would
 			// make a new error look old.
@@ -122,6 +128,9 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	busy.busy = false
 	busy.scans++
 	st := v.queues[queue]
+	if st != nil && b != nil {
+		st.noteRepublished(b.Report.Refreshed, now)
+	}
 	if errors.Is(err, broker.ErrOthersConsume) {
 		if st != nil { // not an error: tried again once the others are gone
 			st.others = true
@@ -147,6 +156,9 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 	st.scanFrom = now
 	st.scanSoon = false
 	if !st.byHead && seen > 0 {
+		if !oldestMsg.ParkedAt.IsZero() {
+			first = oldestMsg
+		}
 		at, fromHeader := st.head.observe(first.ID, first.ParkedAt, now)
 		sn := &st.snap
 		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID = at, fromHeader, first.ID

@@ -7,12 +7,15 @@
 // broker.
 //
 // Every read is harmless in the sense of a browse (broker's package doc,
-// "Browsing without harm"): no message is taken, reordered away or counted
-// toward a quorum delivery limit. Where a give-back would count (quorum queues before
-// RabbitMQ 4.3, whose basic.nack(requeue) increments x-delivery-count) the
-// watch reads no message at all: the depth and arrivals come from the
-// broker's statistics, the oldest age from when the watch first saw the
-// depth grow (Snapshot.Source says which).
+// "Browsing without harm"): no message is taken, reordered away or brought
+// to a quorum delivery limit. Before RabbitMQ 4.3 a quorum give-back
+// (basic.nack(requeue)) raises x-delivery-count: the scans read such lots
+// too, at most once a scan interval, and a pass refreshes a message one
+// give-back from a finite limit instead of giving it back (its re-publish
+// is not counted as an arrival). Where the queue's type is unknown (no
+// management API) the watch reads no message at all: the depth comes from
+// the queue, the oldest age from when the watch first saw the depth grow
+// (Snapshot.Source says which).
 package watch
 
 import (
@@ -40,9 +43,8 @@ const (
 	// AgeFirstSeen: the head message carries none of those; the time the
 	// watch first saw it at the head.
 	AgeFirstSeen AgeSource = "first-seen"
-	// AgeDepth: the watch reads no message of this queue (a quorum queue
-	// before RabbitMQ 4.3, where a give-back counts toward the delivery
-	// limit); the time the watch first saw the depth reach the messages
+	// AgeDepth: the watch reads no message of this queue (its type
+	// unknown: it may be a quorum queue of unknown limit); the time the watch first saw the depth reach the messages
 	// still there (first in, first out), or the watch's start for those
 	// already there then.
 	AgeDepth AgeSource = "depth"
@@ -85,7 +87,7 @@ type Snapshot struct {
 	// OldestID is the head message's id, when the watch read it.
 	OldestID string `json:"oldest_id,omitempty"`
 	// ReadsMessages is false where the watch reads no message at all
-	// (quorum before 4.3): no head, no groups.
+	// (a queue of unknown type): no head, no groups.
 	ReadsMessages bool `json:"reads_messages"`
 
 	// Arrivals is the broker's count of messages published into the
@@ -93,6 +95,11 @@ type Snapshot struct {
 	// ArrivalsKnown.
 	Arrivals      int64 `json:"arrivals"`
 	ArrivalsKnown bool  `json:"arrivals_known"`
+	// Republished counts the messages the watch's own scans re-published
+	// into the queue since it started (refreshed one give-back from a
+	// delivery limit, quorum before 4.3): not in Arrivals.
+	Republished    int64     `json:"republished"`
+	republishedLog []arrival // the last hour's, by time
 
 	// TopGroups are the largest error groups of the last scan, largest
 	// first, then GroupOther when more groups were seen; nil before the

@@ -3,6 +3,7 @@
 package watch_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -38,10 +39,6 @@ func ids(ds []amqp.Delivery) []string {
 	}
 	return out
 }
-
-// readsQuorum: the watch reads quorum messages only where a give-back is
-// neither counted nor moves the message (RabbitMQ 4.3 on).
-func readsQuorum(v broker.Version) bool { return !v.NackCountsTowardDeliveryLimit() }
 
 // TestWatchServesParkingLotsOverHTTP: a watch served as `parkinglot
 // watch` serves it, scraped over HTTP, exports each parking lot's depth,
@@ -85,10 +82,9 @@ func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
 		_, scanned := m.value("parkinglot_watch_last_scan_timestamp_seconds", lot(classic))
 		arrivals, _ := m.value("parkinglot_parked_arrivals_total", lot(classic))
 		qDepth, _ := m.value("parkinglot_parked_messages", lot(quorum))
-		// The scans run one lot at a time: where the watch reads a quorum
-		// lot, its scan is awaited too.
+		// The scans run one lot at a time: the quorum lot's is awaited too.
 		_, qScanned := m.value("parkinglot_watch_last_scan_timestamp_seconds", lot(quorum))
-		return scanned && arrivals == 10 && qDepth == 3 && (qScanned || !readsQuorum(v))
+		return scanned && arrivals == 10 && qDepth == 3 && qScanned
 	}, func() string {
 		return fmt.Sprintf("no scan of %s (or of %s), or its arrivals and the quorum depth not counted yet: %v", classic, quorum, m)
 	})
@@ -140,23 +136,14 @@ func TestWatchServesParkingLotsOverHTTP(t *testing.T) {
 
 	qAge, _ := m.value("parkinglot_oldest_parked_age_seconds", lot(quorum))
 	qGroups := m.series("parkinglot_parked_messages_by_error", lot(quorum), "error_group")
-	if readsQuorum(v) {
-		wantAge := time.Since(oneHour).Seconds()
-		if qAge < wantAge-3 || qAge > wantAge+3 {
-			t.Errorf("RabbitMQ %s, %s oldest age %.0f s, want the head's parked time, %.0f s ago", v, quorum, qAge, wantAge)
-		}
-		if fmt.Sprint(qGroups) != fmt.Sprint(map[string]float64{retrycore.GroupKey("quorum lot broke 0"): 3}) {
-			t.Errorf("RabbitMQ %s, %s groups %v, want the 3 in one group", v, quorum, qGroups)
-		}
-	} else {
-		// A give-back counts here: no message is read; the age runs from
-		// when the watch first saw them.
-		if limit := time.Since(started).Seconds(); qAge > limit {
-			t.Errorf("RabbitMQ %s, %s oldest age %.0f s, want at most the watch's own %.0f s", v, quorum, qAge, limit)
-		}
-		if len(qGroups) != 0 {
-			t.Errorf("RabbitMQ %s, %s groups %v, want none (its messages are not read)", v, quorum, qGroups)
-		}
+	// Read on every version (before 4.3 a scan counts one delivery, far
+	// from the limit).
+	wantAge = time.Since(oneHour).Seconds()
+	if qAge < wantAge-3 || qAge > wantAge+3 {
+		t.Errorf("RabbitMQ %s, %s oldest age %.0f s, want the oldest message's parked time, %.0f s ago", v, quorum, qAge, wantAge)
+	}
+	if fmt.Sprint(qGroups) != fmt.Sprint(map[string]float64{retrycore.GroupKey("quorum lot broke 0"): 3}) {
+		t.Errorf("RabbitMQ %s, %s groups %v, want the 3 in one group", v, quorum, qGroups)
 	}
 
 	code, body := get(w.base + "/readyz")
@@ -258,72 +245,121 @@ func hostPort(t *testing.T, rawURL string) string {
 	return fmt.Sprintf("%s:%d", u.Host, u.Port)
 }
 
-// watchSoak is how long the delivery-limit test watches its parking lot
+// watchSoak is how long the delivery-limit test watches its parking lots
 // at a 1 s interval and a 1 s scan interval: two minutes, about 120 reads
-// and, where the messages are read, about as many scans — a read counted
-// toward a limit of 3 would have dropped every message many times over.
+// and, shared by its two lots, about as many scans — a give-back counted
+// toward a limit of 3 or 20 and never refreshed would have dropped every
+// message many times over.
 const watchSoak = 2 * time.Minute
 
-// TestWatchQuorumDeliveryLimitLosesNothing: a quorum parking lot with a
-// delivery limit of 3, watched at a 1 s interval and a 1 s scan interval,
-// loses nothing, keeps its order and has no delivery counted: on 4.3 the
-// watch reads the head and scans (x-acquired-count shows the reads,
-// x-delivery-count none); before 4.3 it reads no message at all.
+// TestWatchQuorumDeliveryLimitLosesNothing: quorum parking lots with
+// delivery limits 3 and 20, watched together at a 1 s interval and a 1 s
+// scan interval, lose nothing and keep their order on every version, and
+// their messages are scanned (ages and groups from the messages): on 4.3
+// no delivery is counted (x-acquired-count shows the reads); before it
+// each scan counts one, and the scans refresh a message one give-back
+// from its limit, so no count reaches it, and the watch's own
+// re-publishes are not exported as arrivals.
 func TestWatchQuorumDeliveryLimitLosesNothing(t *testing.T) {
 	v := brokertest.Version(t)
 	ch := brokertest.Channel(t)
-	lot := brokertest.Name(t, "limit3.dlq")
-	brokertest.DeclareQueue(t, ch, lot, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
-	var msgs []amqp.Publishing
-	for i := range 20 {
-		msgs = append(msgs, parked(fmt.Sprintf("q-%02d", i), fmt.Sprintf("error %d", i%4), time.Now().Add(-time.Minute)))
+	limits := []int{3, 20}
+	lots := map[int]string{}
+	msgs := map[int][]amqp.Publishing{}
+	parkedAt := time.Now().Add(-time.Minute).Truncate(time.Second)
+	for _, limit := range limits {
+		lot := brokertest.Name(t, fmt.Sprintf("limit%d.dlq", limit))
+		brokertest.DeclareQueue(t, ch, lot, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(limit)})
+		for i := range 20 {
+			msgs[limit] = append(msgs[limit], parked(fmt.Sprintf("q%d-%02d", limit, i), fmt.Sprintf("error %d", i%4), parkedAt.Add(time.Duration(i)*time.Second)))
+		}
+		brokertest.PublishMany(t, ch, "", lot, msgs[limit])
+		lots[limit] = lot
 	}
-	brokertest.PublishMany(t, ch, "", lot, msgs)
 
-	w := startWatch(t, "", watch.Options{Queues: []string{lot}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 3})
-	labels := map[string]string{"vhost": "/", "queue": lot}
-	reads, scans := map[float64]bool{}, map[float64]bool{}
+	w := startWatch(t, "", watch.Options{Queues: []string{lots[3], lots[20]}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, TopGroups: 3})
+	labels := func(limit int) map[string]string { return map[string]string{"vhost": "/", "queue": lots[limit]} }
+	reads, scans := map[int]map[float64]bool{}, map[int]map[float64]bool{}
+	oldest := map[int]bool{} // the oldest message's age was seen
+	for _, limit := range limits {
+		reads[limit], scans[limit] = map[float64]bool{}, map[float64]bool{}
+	}
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for end := time.Now().Add(watchSoak); time.Now().Before(end); <-tick.C {
 		m := scrape(t, w.base)
-		if d, ok := m.value("parkinglot_parked_messages", labels); ok && d != 20 {
-			t.Fatalf("depth %v while watched, want 20", d)
-		}
-		if r, ok := m.value("parkinglot_watch_last_read_timestamp_seconds", labels); ok {
-			reads[r] = true
-		}
-		if s, ok := m.value("parkinglot_watch_last_scan_timestamp_seconds", labels); ok {
-			scans[s] = true
+		for _, limit := range limits {
+			if d, ok := m.value("parkinglot_parked_messages", labels(limit)); ok && d != 20 {
+				t.Fatalf("limit %d: depth %v while watched, want 20", limit, d)
+			}
+			// Once read from the messages, the oldest age only grows.
+			if a, ok := m.value("parkinglot_oldest_parked_age_seconds", labels(limit)); ok && oldest[limit] && a < time.Since(parkedAt).Seconds()-3 {
+				t.Fatalf("limit %d: oldest age %.0f s, want the oldest message's %.0f s (never younger)", limit, a, time.Since(parkedAt).Seconds())
+			} else if ok && a >= time.Since(parkedAt).Seconds()-3 {
+				oldest[limit] = true
+			}
+			if r, ok := m.value("parkinglot_watch_last_read_timestamp_seconds", labels(limit)); ok {
+				reads[limit][r] = true
+			}
+			if s, ok := m.value("parkinglot_watch_last_scan_timestamp_seconds", labels(limit)); ok {
+				scans[limit][s] = true
+			}
 		}
 	}
+	// The broker counts the scans' re-publishes seconds later: the
+	// exported arrivals stay the 20 published, whatever it counts.
+	mgmt := brokertest.Management(t)
+	var raw int64
+	brokertest.Eventually(t, 20*time.Second, 500*time.Millisecond, func() bool {
+		q, err := mgmt.Queue(context.Background(), lots[3])
+		if err != nil || q.MessageStats.Publish == nil {
+			return false
+		}
+		raw = *q.MessageStats.Publish
+		a, ok := scrape(t, w.base).value("parkinglot_parked_arrivals_total", labels(3))
+		if !ok || a != 20 {
+			t.Fatalf("limit 3: exported arrivals %v (%v), want the 20 published (the broker counts %d)", a, ok, raw)
+		}
+		return raw >= 20 && (!v.NackCountsTowardDeliveryLimit() || raw > 20)
+	}, func() string {
+		return fmt.Sprintf("RabbitMQ %s: the broker counts %d published into %s, want the watch's refreshes too", v, raw, lots[3])
+	})
 	w.stop(t)
-	if len(reads) < 80 {
-		t.Errorf("%d reads in %s at a 1 s interval, want at least 80", len(reads), watchSoak)
-	}
-	if readsQuorum(v) && len(scans) < 40 {
-		t.Errorf("RabbitMQ %s: %d scans in %s at a 1 s scan interval, want at least 40", v, len(scans), watchSoak)
-	}
-	if !readsQuorum(v) && len(scans) != 0 {
-		t.Errorf("RabbitMQ %s: %d scans, want none (a give-back counts here)", v, len(scans))
-	}
 
-	got := brokertest.Drain(t, ch, lot)
-	if !slices.Equal(ids(got), ids(toDeliveries(msgs))) {
-		t.Fatalf("after %s watched: %v, want %v (nothing lost, the order kept)", watchSoak, ids(got), ids(toDeliveries(msgs)))
-	}
-	for _, d := range got {
-		if n, _ := broker.IntValue(d.Headers["x-delivery-count"]); n != 0 {
-			t.Errorf("%s: x-delivery-count %d after the watch, want none counted", d.MessageId, n)
+	for _, limit := range limits {
+		if len(reads[limit]) < 80 {
+			t.Errorf("limit %d: %d reads in %s at a 1 s interval, want at least 80", limit, len(reads[limit]), watchSoak)
 		}
-	}
-	if readsQuorum(v) {
-		// The proof that the head was read: 4.3 counts every hand-out.
-		if n, _ := broker.IntValue(got[0].Headers["x-acquired-count"]); n < 30 {
-			t.Errorf("RabbitMQ %s: the head's x-acquired-count %d, want the watch's reads (≥ 30)", v, n)
+		// More scans than the limit: counted and never refreshed, a
+		// message would have been dropped.
+		if !oldest[limit] {
+			t.Errorf("RabbitMQ %s, limit %d: the oldest message's age never exported", v, limit)
 		}
+		if len(scans[limit]) < 25 {
+			t.Errorf("RabbitMQ %s, limit %d: %d scans in %s, want at least 25", v, limit, len(scans[limit]), watchSoak)
+		}
+		got := brokertest.Drain(t, ch, lots[limit])
+		if !slices.Equal(ids(got), ids(toDeliveries(msgs[limit]))) {
+			t.Fatalf("limit %d, after %s watched: %v, want %v (nothing lost, the order kept)", limit, watchSoak, ids(got), ids(toDeliveries(msgs[limit])))
+		}
+		for _, d := range got {
+			n, _ := broker.IntValue(d.Headers["x-delivery-count"])
+			if !v.NackCountsTowardDeliveryLimit() && n != 0 {
+				t.Errorf("RabbitMQ %s: %s x-delivery-count %d after the watch, want none counted", v, d.MessageId, n)
+			}
+			if n >= int64(limit) {
+				t.Errorf("RabbitMQ %s: %s x-delivery-count %d, want below its limit %d", v, d.MessageId, n, limit)
+			}
+		}
+		if !v.NackCountsTowardDeliveryLimit() {
+			// The proof that the head was read: 4.3 counts every hand-out.
+			if n, _ := broker.IntValue(got[0].Headers["x-acquired-count"]); n < 25 {
+				t.Errorf("RabbitMQ %s: the head's x-acquired-count %d, want the watch's reads (≥ 25)", v, n)
+			}
+		}
+		t.Logf("RabbitMQ %s, limit %d: %d reads, %d scans in %s; %d messages, order kept", v, limit, len(reads[limit]), len(scans[limit]), watchSoak, len(got))
 	}
-	t.Logf("RabbitMQ %s: %d reads, %d scans in %s; %d messages, order kept, no delivery counted", v, len(reads), len(scans), watchSoak, len(got))
+	t.Logf("RabbitMQ %s: the broker counted %d published into the limit-3 lot, the watch exported 20", v, raw)
 }
 
 // TestWatchExportsAnyErrorText: error texts that are "none" or "other",

@@ -89,7 +89,14 @@ type queueState struct {
 	named bool
 	head  headAges
 	depth depthAges
-	reads bool // its messages may be read (replay.QueueDepth.ReadsHarmlessly)
+	reads bool // its messages may be read (replay.QueueDepth.Scannable)
+	// republished: the messages the watch's own scans re-published into
+	// the queue (refreshed near a delivery limit), in all and by time, kept
+	// out of its arrivals; rawArrivals the broker's last count, whose fall
+	// is a restarted counter.
+	republished    int64
+	republishedLog []arrival
+	rawArrivals    int64
 	// byHead: the head alone may be read (classic); else the scans read
 	// it, and scanSoon asks for one at the next interval.
 	byHead, scanSoon bool
@@ -404,7 +411,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 		// The management API did not answer this time: the type read last.
 		d.Type = st.snap.Type
 	}
-	reads, byHead := d.ReadsHarmlessly(), d.HeadReadHarmless()
+	reads, byHead := d.Scannable(), d.HeadReadHarmless()
 	if w.o.HandsOff != nil && w.o.HandsOff(queue) {
 		reads = false
 	}
@@ -437,7 +444,9 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	sn := &st.snap
 	prevDepth := sn.Depth
 	sn.Vhost, sn.Found, sn.Type, sn.Depth = v.vhost, true, d.Type, d.Depth
+	d.Arrivals = st.arrivals(d, busy0 || st.busy || st.scans != scans0)
 	sn.Arrivals, sn.ArrivalsKnown = d.Arrivals, d.ArrivalsKnown
+	sn.Republished, sn.republishedLog = st.republished, st.republishedLog
 	if d.LimitKnown {
 		sn.DeliveryLimit, sn.LimitKnown = d.DeliveryLimit.Limit, true
 		if d.DeliveryLimit.Unlimited() {
@@ -557,4 +566,38 @@ func (w *Watcher) Health() Health {
 		h.Why = "not connected"
 	}
 	return h
+}
+
+// arrivals is the broker's count of messages published into the queue
+// less the watch's own refreshes, never falling while the counter runs:
+// the management API counts a scan's re-publishes seconds after the scan
+// ended, so a read during or just after one keeps the last value. A
+// broker count that fell is a restarted counter (its node restarted):
+// counted afresh.
+func (st *queueState) arrivals(d replay.QueueDepth, scanOverlapped bool) int64 {
+	if !d.ArrivalsKnown {
+		return d.Arrivals
+	}
+	restarted := d.Arrivals < st.rawArrivals
+	if restarted {
+		st.republished, st.republishedLog = 0, nil
+	}
+	st.rawArrivals = d.Arrivals
+	n := max(d.Arrivals-st.republished, 0)
+	if !restarted && st.snap.ArrivalsKnown && (scanOverlapped || n < st.snap.Arrivals) {
+		return st.snap.Arrivals
+	}
+	return n
+}
+
+// noteRepublished counts n messages a scan re-published at now, keeping
+// the times of the last ArrivalsWindow (and a minute) for the dashboard's
+// last hour.
+func (st *queueState) noteRepublished(n int, now time.Time) {
+	if n <= 0 {
+		return
+	}
+	st.republished += int64(n)
+	log := slices.DeleteFunc(slices.Clone(st.republishedLog), func(a arrival) bool { return now.Sub(a.at) > ArrivalsWindow+time.Minute })
+	st.republishedLog = append(log, arrival{int64(n), now})
 }

@@ -32,8 +32,8 @@ func NewCmdQueues(f *Factory, runF func(context.Context, *QueuesOptions) error) 
 		Long: `List the vhost's queues. Parking lots come first, ordered by urgency (the
 oldest message first, then the deepest), with the age of their oldest
 message read by the rules of 'parkinglot watch' ("-" where a single read
-cannot tell: a quorum parking lot before RabbitMQ 4.3, or one without --scan
-on 4.3), and the messages published into them in the last hour (NEW 1H;
+cannot tell: a quorum parking lot without --scan, or one whose type the
+broker does not say), and the messages published into them in the last hour (NEW 1H;
 "-" where the broker does not count them, as for a parking lot filled by
 dead-lettering alone). --scan also counts each parking lot's error groups
 (TOP ERROR) with a harmless browse pass of each one holding up to 100,000
