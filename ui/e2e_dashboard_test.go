@@ -21,8 +21,10 @@ import (
 // waited longest first, each with its oldest age (from the message's
 // x-parked-at), the last hour's arrivals ("-" for one filled by
 // dead-lettering, which the broker does not count), its top error group
-// and a sparkline of its depth since the screen opened; opening the
-// parking lot shows every message, and nothing was taken.
+// and a sparkline of its depth since the screen opened; a quorum lot with
+// the broker's default delivery limit (4.0+) is marked and, selected, says
+// what lifts it; opening the parking lot shows every message, and nothing
+// was taken.
 func TestTUIQueuesDashboard(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("the end-to-end test needs tmux (make broker installs it): ", err)
@@ -35,6 +37,14 @@ func TestTUIQueuesDashboard(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A quorum parking lot at the broker's defaults: a delivery limit of
+	// 20 from 4.0 (marked "!"), none on 3.x.
+	qlot := brokertest.Name(t, "q.dlq")
+	if _, err := ch.QueueDeclare(qlot, true, false, false, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
+		t.Fatal(err)
+	}
+	limited := brokertest.Version(t).AtLeast(4, 0, 0)
+	wantMark := map[bool]string{true: "P!", false: "P"}[limited]
 	if _, err := ch.QueueDeclare(source, true, false, false, false, amqp.Table{
 		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dl, "x-message-ttl": int32(1)}); err != nil {
 		t.Fatal(err)
@@ -73,10 +83,11 @@ func TestTUIQueuesDashboard(t *testing.T) {
 		screen = tm.capture()
 		l, d := strings.Fields(row(screen, lot)), strings.Fields(row(screen, dl))
 		// P NAME MESSAGES OLDEST NEW-1H TREND TOP…
+		q := strings.Fields(row(screen, qlot))
 		return len(l) > 5 && l[2] == "3" && l[3] == "1h30m" && l[4] == "3" &&
-			len(d) > 5 && d[2] == "2" && d[4] == "-"
+			len(d) > 5 && d[2] == "2" && d[4] == "-" && len(q) > 1 && strings.TrimPrefix(q[0], "▸") == wantMark
 	}, func() string {
-		return "the rows never said 3 messages, 1h30m, 3 arrivals for " + lot + " and 2 messages, - arrivals for " + dl + ":\n" + screen
+		return "the rows never said 3 messages, 1h30m, 3 arrivals for " + lot + ", 2 messages, - arrivals for " + dl + " and " + wantMark + " for " + qlot + ":\n" + screen
 	})
 	if strings.Index(screen, lot) > strings.Index(screen, dl) || strings.Index(screen, dl) > strings.Index(screen, source) {
 		t.Errorf("order: %s (1h30m old), %s, then the other queues wanted:\n%s", lot, dl, screen)
@@ -98,6 +109,13 @@ func TestTUIQueuesDashboard(t *testing.T) {
 	// The next key waits for esc to be read: esc and a key read at once
 	// are alt+key.
 	tm.waitGone("the parking lot's list", "all given back")
+	if limited {
+		// The empty quorum lot is third: selected, the info line says its
+		// limit and the command that lifts it.
+		tm.keys("Down")
+		tm.keys("Down")
+		tm.waitFor("the quorum lot's delivery limit", "! delivery limit 20, a lost connection counts: parkinglot protect pltest.") // the name is cut
+	}
 	tm.keys("q")
 	tm.waitFor("the exit", "EXITED:0")
 	for q, want := range map[string]int{lot: 4, dl: 2} {

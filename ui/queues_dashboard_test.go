@@ -174,3 +174,42 @@ func TestQueuesScreenUnderAQueueReadsNothing(t *testing.T) {
 		t.Fatal("shown, the screen read nothing")
 	}
 }
+
+// TestQueuesScreenMarksADeliveryLimit: a parking lot with a finite
+// delivery limit is marked "!" and counted in the info line, which says,
+// for the selected one, what a lost connection does and the command that
+// lifts it; an unlimited one is not marked.
+func TestQueuesScreenMarksADeliveryLimit(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	fb.lots = []watch.Snapshot{
+		{Queue: "q.dlq", Found: true, Depth: 3, Type: "quorum", DeliveryLimit: 20, LimitKnown: true, OldestParkedAt: testNow.Add(-time.Hour), Source: watch.AgeHeader},
+		{Queue: "c.dlq", Found: true, Depth: 1, Type: "classic", DeliveryLimit: -1, LimitKnown: true, OldestParkedAt: testNow.Add(-time.Minute), Source: watch.AgeHeader},
+	}
+	q := dashboardScreen(fb)
+	rows := []QueueRow{
+		{QueueInfo: broker.QueueInfo{Name: "q.dlq", Type: "quorum", Messages: 3}, ParkingLot: true},
+		{QueueInfo: broker.QueueInfo{Name: "c.dlq", Type: "classic", Messages: 1}, ParkingLot: true},
+	}
+	_, read := q.Update(queuesLoadedMsg{rows: rows})
+	q.Update(read())
+	view := q.View()
+	if !strings.Contains(view, "2 parking lot(s) (P), 1 with a delivery limit (!)") {
+		t.Errorf("the info line does not count the lot with a limit:\n%s", view)
+	}
+	if !strings.Contains(view, "! delivery limit 20, a lost connection counts: parkinglot protect q.dlq ·") {
+		t.Errorf("the selected lot's risk is not said:\n%s", view)
+	}
+	for _, line := range strings.Split(view, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 1 && f[1] == "q.dlq" && f[0] != "▸P!":
+			t.Errorf("q.dlq (limit 20, selected) marked %q, want ▸P!", f[0])
+		case len(f) > 1 && f[1] == "c.dlq" && f[0] != "P":
+			t.Errorf("c.dlq (unlimited) marked %q, want P", f[0])
+		}
+	}
+	q.Update(tea.KeyMsg{Type: tea.KeyDown})
+	if strings.Contains(q.View(), "parkinglot protect") {
+		t.Errorf("the unlimited lot selected, the info line still offers protect:\n%s", q.View())
+	}
+}

@@ -14,10 +14,13 @@ import (
 
 func (q *queuesScreen) View() string {
 	st := q.c.styles
-	lots := 0
+	lots, limited := 0, 0
 	for _, r := range q.rows {
 		if r.ParkingLot {
 			lots++
+			if q.finiteLimit(r.Name) {
+				limited++
+			}
 		}
 	}
 	var info string
@@ -30,6 +33,9 @@ func (q *queuesScreen) View() string {
 		info = st.Dim.Render("No queues in this vhost.")
 	default:
 		info = fmt.Sprintf("%d queues, %s", len(q.rows), st.Parking.Render(fmt.Sprintf("%d parking lot(s) (P)", lots)))
+		if limited > 0 {
+			info += st.Warning.Render(fmt.Sprintf(", %d with a delivery limit (!)", limited))
+		}
 		var sel *QueueRow
 		if c := q.table.Cursor(); c >= 0 && c < len(q.rows) {
 			sel = &q.rows[c]
@@ -43,6 +49,11 @@ func (q *queuesScreen) View() string {
 				style = st.Warning
 			}
 			info += style.Render(" · " + clean(strings.Join(facts, " · ")))
+		}
+		// A finite delivery limit: one lost connection of whoever holds a
+		// message counts toward it (README, browsing a 4.3 lot).
+		if sel != nil && sel.ParkingLot && q.finiteLimit(sel.Name) {
+			info += st.Warning.Render(" · " + clean(format.LimitRiskBrief(sel.Name, q.lots[sel.Name].DeliveryLimit)))
 		}
 		info += st.Dim.Render(" · depth refreshes every 2s")
 		if sel != nil && sel.Why != "" {
@@ -116,6 +127,9 @@ func (q *queuesScreen) setRows() {
 		}
 		if r.ParkingLot {
 			mark += "P"
+			if q.finiteLimit(r.Name) {
+				mark += "!" // the info line says why
+			}
 		}
 		oldest, lastHour, trend, top := "", "", "", ""
 		if r.ParkingLot {
@@ -145,4 +159,12 @@ func (q *queuesScreen) setRows() {
 	if q.table.Cursor() < 0 && len(rows) > 0 {
 		q.table.SetCursor(0)
 	}
+}
+
+// finiteLimit: the parking lot has a finite delivery limit, which a lost
+// connection of whoever holds a message counts toward (README, browsing a
+// 4.3 lot).
+func (q *queuesScreen) finiteLimit(name string) bool {
+	sn, ok := q.lots[name]
+	return ok && sn.LimitKnown && sn.DeliveryLimit >= 0
 }

@@ -63,3 +63,9 @@ func LiftRefused(e *broker.LiftError) string {
 func LimitRisk(queue string, limit int64) string {
 	return fmt.Sprintf("at risk: %s has delivery limit %d: a lost connection of whoever holds a message counts toward it (on RabbitMQ 4.3 a message the limit parked arrives one from it); parkinglot protect %s lifts it", Name(queue), limit, Name(queue))
 }
+
+// LimitRiskBrief is the TUI dashboard's line for a selected parking lot
+// with a finite delivery limit (LimitRisk in one line's room).
+func LimitRiskBrief(queue string, limit int64) string {
+	return fmt.Sprintf("! delivery limit %d, a lost connection counts: parkinglot protect %s", limit, Name(queue))
+}
