@@ -20,8 +20,9 @@ var groupRules = []struct {
 	need func(s string) bool
 }{
 	{re: regexp.MustCompile(`"[^"]*"`), with: `"…"`, need: func(s string) bool { return strings.Count(s, `"`) >= 2 }},
-	// An apostrophe after a letter is one ("can't"), not an opening quote.
-	{re: regexp.MustCompile(`(^|[^\p{L}\d])'[^']*'`), with: `${1}'…'`, need: func(s string) bool { return strings.Count(s, "'") >= 2 }},
+	// An apostrophe after a letter is one ("can't"), not an opening quote;
+	// nor after a placeholder, which stands for letters or digits.
+	{re: regexp.MustCompile(`(^|[^\p{L}\d>])'[^']*'`), with: `${1}'…'`, need: func(s string) bool { return strings.Count(s, "'") >= 2 }},
 	{re: regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?`), with: "<time>",
 		need: func(s string) bool { return strings.IndexByte(s, ':') >= 0 && strings.IndexByte(s, '-') >= 0 }},
 	{re: regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), with: "<uuid>",

@@ -52,6 +52,11 @@ func replaceAddrs(s string) string {
 
 func isHexDigit(c byte) bool { return isDigit(c) || isHexLetter(c) }
 
+// wordGoesOn: after an address, c continues a word, so there is none: a
+// letter, a digit, _, or a placeholder's "<" (it stands for letters or
+// digits: a key must key as itself).
+func wordGoesOn(c byte) bool { return isWordByte(c) || c == '<' }
+
 func isAddrByte(c byte) bool { return isHexDigit(c) || c == ':' || c == '.' }
 
 // addrBoundary: an address may start after c ("v1.2.3.4" is a version,
@@ -71,7 +76,7 @@ func bareAddr(s string, i int) (start, end int) {
 			dots++
 		}
 	}
-	if colons < 2 && dots < 3 || j < len(s) && isWordByte(s[j]) {
+	if colons < 2 && dots < 3 || j < len(s) && wordGoesOn(s[j]) {
 		return j, 0 // an address has 2 colons or 3 dots: words and numbers have none
 	}
 	for p := i; p < j; {
@@ -214,7 +219,7 @@ func bracketedAddr(s string, i int) int {
 			j++
 		}
 	}
-	if j < len(s) && isWordByte(s[j]) {
+	if j < len(s) && wordGoesOn(s[j]) {
 		return 0
 	}
 	return j

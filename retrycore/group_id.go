@@ -20,7 +20,9 @@ func replaceIDs(s string) string {
 		last = end
 	}
 	// prefixEnd is the end of the last run made of letters alone: a run
-	// that starts one separator after it has a prefix ("ORD-7f3a9c").
+	// that starts one separator after it has a prefix ("ORD-7f3a9c"). Not
+	// one right after a placeholder: "0A-A000" keys as "<n>A-A000", and
+	// that key must key as itself.
 	prefixEnd := -2
 	for i := 0; i < len(s); {
 		if !isAlnum(s[i]) {
@@ -39,7 +41,7 @@ func replaceIDs(s string) string {
 		if r.digits > 0 && (r.isID(j-i) || prefixed && r.isPrefixedID(j-i)) {
 			put(i, j, "<id>")
 		}
-		if r.digits == 0 {
+		if r.digits == 0 && (i == 0 || s[i-1] != '>') {
 			prefixEnd = j
 		}
 		i = j

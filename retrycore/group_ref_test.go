@@ -19,7 +19,7 @@ func regexpGroupKey() func(text string) string {
 		with string
 	}{
 		{regexp.MustCompile(`"[^"]*"`), `"…"`},
-		{regexp.MustCompile(`(^|[^\p{L}\d])'[^']*'`), `${1}'…'`},
+		{regexp.MustCompile(`(^|[^\p{L}\d>])'[^']*'`), `${1}'…'`},
 		{regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?`), "<time>"},
 		{regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), "<uuid>"},
 		{regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b`), "<hex>"},
@@ -46,12 +46,14 @@ var (
 	refAddrRun  = regexp.MustCompile(`^[0-9A-Fa-f:.]+`)
 	refDuration = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?:h|ms|m|s|us|µs|ns)){2,}`)
 	refSegment  = regexp.MustCompile(`^[A-Za-z0-9]+`)
-	refPrefix   = regexp.MustCompile(`(?:^|[^A-Za-z0-9])[A-Za-z]+[-_]$`)
+	refPrefix   = regexp.MustCompile(`(?:^|[^A-Za-z0-9>])[A-Za-z]+[-_]$`)
 )
 
 func refWordByte(s string, i int) bool {
 	return i < len(s) && (s[i] == '_' || 'a' <= s[i] && s[i] <= 'z' || 'A' <= s[i] && s[i] <= 'Z' || '0' <= s[i] && s[i] <= '9')
 }
+
+func refWordGoesOn(s string, i int) bool { return refWordByte(s, i) || i < len(s) && s[i] == '<' }
 
 // refAddrs: at each position, in order, a bracketed IPv6 address (port
 // optional), a Python sockaddr tuple, or, where no word or "." goes on
@@ -64,7 +66,7 @@ func refAddrs(s string) string {
 		rest := s[i:]
 		if m := refBracketed.FindStringSubmatch(rest); m != nil {
 			zoneless, _, _ := strings.Cut(m[1], "%")
-			if ip, err := netip.ParseAddr(zoneless); err == nil && ip.Is6() && !refWordByte(s, i+len(m[0])) {
+			if ip, err := netip.ParseAddr(zoneless); err == nil && ip.Is6() && !refWordGoesOn(s, i+len(m[0])) {
 				b.WriteString("<addr>")
 				i += len(m[0])
 				continue
@@ -85,7 +87,7 @@ func refAddrs(s string) string {
 			continue
 		}
 		if run := refAddrRun.FindString(rest); run != "" && (i == 0 || !refWordByte(s, i-1) && s[i-1] != '.') &&
-			!refWordByte(s, i+len(run)) && len(run) <= 64 && (run[0] != '.') {
+			!refWordGoesOn(s, i+len(run)) && len(run) <= 64 && (run[0] != '.') {
 			n := 0
 			if refIsAddr(run) {
 				n = len(run)
@@ -186,7 +188,7 @@ func groupKeyCorpus() []string {
 // groupKeyEdges probe the rules for ids, durations and addresses.
 func groupKeyEdges() []string {
 	return []string{
-		"ORD-7f3a9c", "T-8f2a", "T-8f", "T-829311", "T-82931", "cus_NffrFeUf9Hib", "cus_NffrFeUfNVHib", "x-abc1234", "a-1b2c3d-4e5f6a",
+		"ORD-7f3a9c", "0A-A000", "x>T-8f2a", "AA0 \xd70'00000000000'", "[::]00", "T-8f2a", "T-8f", "T-829311", "T-82931", "cus_NffrFeUf9Hib", "cus_NffrFeUfNVHib", "x-abc1234", "a-1b2c3d-4e5f6a",
 		"ORD123456", "ORD12345", "x7k9p2q4", "kqzmt4xp", "Uint8Array", "Log4j2Plugin", "log4j", "sha256sum", "a1b2c3", "a1b2c",
 		"1m30s", "1m30.5s", "2h0m0s", "1m30µs", "1m30sx", "1m2m3", "1ms5s", "_1m30s", "1.1m30s", "45s", "1h", "5m30",
 		"10.0.0.1", "10.0.0.1:5432:", "10.0.0.1.", "10.0.0.1x", "x10.0.0.1", "v1.2.3.4", "db:10.0.0.1", "010.0.0.1", "256.0.0.1",
