@@ -344,6 +344,7 @@ func add(total *Result, res Result) {
 	addReport(&total.Pass, res.Pass)
 	total.Done += res.Done
 	total.Failed += res.Failed
+	total.NotSent += res.NotSent
 	total.notFound += res.notFound
 	total.sent += res.sent
 	total.Skipped += res.Skipped

@@ -158,7 +158,10 @@ func TestForcedConnectionCloseDuringReplayLosesNothing(t *testing.T) {
 }
 
 // Interrupting a run (Ctrl-C cancels the context) stops taking messages,
-// waits for the confirms of what was sent, and loses nothing.
+// waits for the confirms of what was sent, and loses nothing; what it read
+// ahead and never sent is counted not sent, not failed, and has no audit
+// entry: the audit log holds exactly what was done. Its progress counts
+// toward the whole selection, not toward what was read ahead.
 func TestInterruptedReplayLosesNothing(t *testing.T) {
 	const n = 1000
 	ch := brokertest.Channel(t)
@@ -170,20 +173,40 @@ func TestInterruptedReplayLosesNothing(t *testing.T) {
 	s, _ := openSession(t, replay.Config{})
 	ctx, cancel := context.WithCancel(testCtx(t, 60*time.Second))
 	defer cancel()
+	var wrongTotal atomic.Int64
 	res, err := s.Replay(ctx, replay.Options{Queue: q, Select: replay.Selector{All: true}, To: dest("", dst), Rate: 1000,
 		Progress: func(e replay.Event) {
+			if e.Kind == replay.EventReplayed && e.Total != n {
+				wrongTotal.Store(int64(e.Total))
+			}
 			if e.Kind == replay.EventReplayed && e.Done >= 200 {
 				cancel()
 			}
 		}})
+	if tot := wrongTotal.Load(); tot != 0 {
+		t.Errorf("progress counted toward %d, want the selection's %d (not what was read ahead)", tot, n)
+	}
 	if err == nil || ctx.Err() == nil {
 		t.Fatalf("interrupted run returned %v; want the context's error", err)
 	}
 	if res.Done < 200 || res.Done >= n {
 		t.Fatalf("done %d: want the run stopped early", res.Done)
 	}
+	if res.Failed != 0 || res.NotSent == 0 || res.Done+res.NotSent > n {
+		t.Errorf("done %d, failed %d, not sent %d of %d: want none failed and the read-ahead not sent", res.Done, res.Failed, res.NotSent, n)
+	}
+	entries := auditEntries(t, s.AuditPath)
+	for _, e := range entries {
+		if e.Result != "ok" {
+			t.Errorf("audit entry %s %s: %s, want only what was done", e.MessageID, e.Result, e.Error)
+		}
+	}
+	if len(entries) != res.Done {
+		t.Errorf("%d audit entries, want the %d done", len(entries), res.Done)
+	}
 	brokertest.WaitDepth(t, dst, res.Done, 15*time.Second)
 	brokertest.WaitDepth(t, q, n-res.Done, 15*time.Second)
+	t.Logf("interrupted: done %d, not sent %d (read ahead), audit entries %d", res.Done, res.NotSent, len(entries))
 }
 
 // An audit log that cannot be opened stops the run before anything is

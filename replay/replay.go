@@ -139,6 +139,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 		r.runID = NewRunID()
 	}
 	r.limit = o.Limit
+	r.tally.expect(s.expectedSize(ctx, o))
 	if o.earlier != nil {
 		r.earlier, r.failedKeys, r.seed, r.sent = o.earlier, o.earlier.counts(), o.earlier.seed, o.earlier.sent
 	}
@@ -345,4 +346,25 @@ func (r *run) readPass(ctx context.Context, p *broker.Pass, queue string, sel *s
 		}
 	}
 	return nil
+}
+
+// expectedSize is how many messages a run will act on, where that is
+// known before it reads them: the limit the caller's plan set, the ids
+// asked for, or, for all, the queue's ready messages now; 0 otherwise (a
+// filter tells only once read).
+func (s *Session) expectedSize(ctx context.Context, o Options) int {
+	switch {
+	case o.Progress == nil:
+		return 0
+	case o.Limit > 0:
+		return o.Limit
+	case len(o.Select.IDs) > 0 && o.Select.Filter == "":
+		return len(o.Select.IDs)
+	case o.Select.All && o.Select.Filter == "":
+		// The queue's own count: the management API's lags a publish.
+		if n, err := s.ReadyCount(ctx, o.Queue); err == nil {
+			return n
+		}
+	}
+	return 0
 }

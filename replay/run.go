@@ -318,18 +318,14 @@ func (r *run) execute(ctx context.Context, pub *publisher, produce producer) err
 	}()
 	left := r.loop(ctx, pub, jobs, com, &open)
 	cancel()
-	// Jobs chosen but never sent (interrupted, or the audit log failed).
-	for j := range jobs {
-		left = append(left, j)
+	// Jobs chosen but never sent (interrupted, or halted): nothing
+	// happened to them, so they get no audit entry and are no failure
+	// (README, the audit log); their parked copies are given back.
+	n := len(left)
+	for range jobs {
+		n++
 	}
-	for _, j := range left {
-		open.Add(1)
-		why := "not sent: the run stopped early; it is still parked"
-		if j.held == nil {
-			why = "not sent: the run stopped early" // an import's line: nothing is parked
-		}
-		com.submit([]settled{{j, errors.New(why)}})
-	}
+	r.tally.notSent(n)
 	com.finish()
 	return <-perr
 }

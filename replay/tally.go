@@ -10,9 +10,13 @@ import (
 // tally counts a run's outcomes and turns them into progress events. The
 // reader, the publish loop and the committer all report to it.
 type tally struct {
-	mu       sync.Mutex
-	res      Result
-	total    int
+	mu    sync.Mutex
+	res   Result
+	total int
+	// expected is the selection's size where known before the run reads
+	// it (the plan's count, the queue's depth for all): progress counts
+	// toward it, not toward what was read ahead so far.
+	expected int
 	progress func(Event)
 }
 
@@ -25,8 +29,15 @@ func (t *tally) emitLocked(e Event) {
 	// A failure of a message never chosen (an id the queue does not
 	// hold) counts in Done: Total is never below it.
 	e.Done = t.res.Done + t.res.Failed
-	e.Total = max(t.total, e.Done)
+	e.Total = max(t.total, e.Done, t.expected)
 	t.progress(e)
+}
+
+// expect sets the selection's size, known before it is read (0: not).
+func (t *tally) expect(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.expected = max(n, 0)
 }
 
 // chosen counts a message the run will act on.
@@ -65,6 +76,16 @@ func (t *tally) failed(id string, err error, dest *retrycore.Destination, replay
 		t.res.Failures = append(t.res.Failures, Failure{ID: id, Err: reason, Code: failureCode(err)})
 	}
 	t.emitLocked(Event{Kind: EventFailed, ID: id, Destination: dest, ReplayID: replayID, Err: reason, Code: failureCode(err)})
+}
+
+// notSent counts messages chosen but never sent: the run stopped first.
+func (t *tally) notSent(n int) {
+	if n == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.NotSent += n
 }
 
 // notFound counts a requested id no pass found as failed.

@@ -108,6 +108,11 @@ type Result struct {
 	Done    int `json:"done"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
+	// NotSent counts the messages chosen but never sent, because the run
+	// stopped first (interrupted, or halted): nothing happened to them
+	// (still parked; an import's lines not imported), so they are neither
+	// failed nor in the audit log.
+	NotSent int `json:"not_sent,omitempty"`
 	// Failures lists the first MaxListedFailures messages that were not
 	// done, with the reason; Failed counts them all, and each was reported
 	// as it happened (EventFailed).

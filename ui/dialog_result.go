@@ -42,6 +42,9 @@ func (d *dialog) summary() (string, statusKind) {
 	if r.Skipped > 0 {
 		text += fmt.Sprintf(", %d skipped", r.Skipped)
 	}
+	if r.NotSent > 0 {
+		text += fmt.Sprintf(", %d not sent (still parked)", r.NotSent)
+	}
 	if r.Failed > 0 {
 		kind = statusWarn
 		text += fmt.Sprintf(", %d failed", r.Failed)

@@ -185,6 +185,9 @@ func WriteResult(w io.Writer, verb string, r replay.Result) error {
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", r.Skipped)
 	}
+	if r.NotSent > 0 {
+		fmt.Fprintf(&b, ", %d not sent (the run stopped first; still where they were)", r.NotSent)
+	}
 	b.WriteString("\n")
 	if len(r.Resets) > 0 {
 		fmt.Fprintf(&b, "reset: %s\n", format.Resets(r.Resets))

@@ -4,6 +4,8 @@ package cli_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,7 +23,9 @@ import (
 // no line per message not done, and exits 130; the parking lot holds M and
 // N + M is 2,000. So does a replay of 20 at --rate 4 interrupted after 4:
 // its whole selection was read before the interruption (the run's own
-// error is nil then, only its messages not sent say it stopped).
+// error is nil then, only its messages not sent say it stopped). The
+// progress counts toward the whole selection, and the audit log holds one
+// entry for each message replayed, none for those never sent.
 func TestCtrlCReplayInATerminal(t *testing.T) {
 	for _, qt := range []string{"classic", "quorum"} {
 		t.Run(qt, func(t *testing.T) { ctrlCReplay(t, amqp.Table{"x-queue-type": qt}, 2000, 200, 400) })
@@ -43,8 +47,8 @@ func ctrlCReplay(t *testing.T, args amqp.Table, total, rate, after int) {
 	brokertest.WaitDepth(t, park, total, 30*time.Second)
 
 	dir := t.TempDir()
-	tm := startTerminal(t, []string{"XDG_CONFIG_HOME=" + dir, "HOME=" + dir}, "replay", park, "--all", "--to", ":"+dest, "--rate", strconv.Itoa(rate), "--yes")
-	progress := regexp.MustCompile(`replayed (\d+)/\d+`)
+	tm := startTerminal(t, []string{"XDG_CONFIG_HOME=" + dir, "XDG_STATE_HOME=" + dir, "HOME=" + dir}, "replay", park, "--all", "--to", ":"+dest, "--rate", strconv.Itoa(rate), "--yes")
+	progress := regexp.MustCompile(`replayed (\d+)/(\d+)`)
 	shown := func() int {
 		m := progress.FindAllStringSubmatch(tm.output(), -1)
 		if len(m) == 0 {
@@ -77,6 +81,28 @@ func ctrlCReplay(t *testing.T, args amqp.Table, total, rate, after int) {
 	}
 	if done < after || done+parked != total || parked == 0 {
 		t.Errorf("replayed %d + still parked %d, want %d (at least %d replayed, some still parked)", done, parked, total, after)
+	}
+	// The progress counts toward the selection, not the read-ahead.
+	for _, m := range progress.FindAllStringSubmatch(out, -1) {
+		if atoi(t, m[2]) != total {
+			t.Errorf("progress %s/%s: want out of the %d selected", m[1], m[2], total)
+			break
+		}
+	}
+	// The audit log holds what was done, nothing of what was not sent.
+	audit, err := os.ReadFile(filepath.Join(dir, "parkinglot", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(audit)), "\n")
+	for _, l := range lines {
+		if !strings.Contains(l, `"result":"ok"`) {
+			t.Errorf("audit entry %s: want only what was done", l)
+			break
+		}
+	}
+	if len(lines) != done {
+		t.Errorf("%d audit entries, want the %d replayed", len(lines), done)
 	}
 	if got := brokertest.Depth(t, ch, park); got != parked {
 		t.Errorf("the parking lot holds %d, the summary said %d still parked", got, parked)

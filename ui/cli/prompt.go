@@ -140,9 +140,9 @@ func runAndReportWith(ctx context.Context, f *Factory, w io.Writer, verb string,
 	pp.Finish()
 	res = hintResult(res)
 	// A run whose whole selection was read before the interruption ends
-	// with no error of its own: what it did not send is failed, still
-	// parked, and it was interrupted all the same.
-	if ctx.Err() != nil && err == nil && res.Failed > 0 {
+	// with no error of its own: what it did not send is still parked, and
+	// it was interrupted all the same.
+	if ctx.Err() != nil && err == nil && res.Failed+res.NotSent > 0 {
 		err = context.Cause(ctx)
 	}
 	if err != nil && (ctx.Err() != nil || interrupted(err)) {
