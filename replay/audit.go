@@ -55,15 +55,22 @@ func DefaultAuditPath() string {
 	if p := os.Getenv("PARKINGLOT_AUDIT_LOG"); p != "" {
 		return p
 	}
+	return StatePath("audit.jsonl")
+}
+
+// StatePath is where parkinglot keeps a state file of this name:
+// $XDG_STATE_HOME/parkinglot/NAME (~/.local/state/parkinglot/NAME), or
+// without a home the temporary directory's parkinglot-NAME.
+func StatePath(name string) string {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return filepath.Join(os.TempDir(), "parkinglot-audit.jsonl")
+			return filepath.Join(os.TempDir(), "parkinglot-"+name)
 		}
 		dir = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(dir, "parkinglot", "audit.jsonl")
+	return filepath.Join(dir, "parkinglot", name)
 }
 
 // auditLog appends entries and fsyncs them before the caller acks the

@@ -19,6 +19,7 @@ const (
 	MetricErrors    = "parkinglot_watch_errors_total"
 	MetricReady     = "parkinglot_watch_ready"
 	MetricLimit     = "parkinglot_delivery_limit"
+	MetricAgeBound  = "parkinglot_oldest_parked_age_lower_bound"
 	labelVhost      = "vhost"
 	labelQueue      = "queue"
 	labelErrorGroup = "error_group"
@@ -35,6 +36,7 @@ var (
 	descLastScan  = prometheus.NewDesc(MetricLastScan, "Unix time of the parking lot's last error-group scan.", []string{labelVhost, labelQueue}, nil)
 	descErrors    = prometheus.NewDesc(MetricErrors, "Errors of the watch, by kind: connect, depth, head, scan, discover.", []string{labelErrorKind}, nil)
 	descLimit     = prometheus.NewDesc(MetricLimit, "The parking lot's effective delivery limit (a quorum queue's argument, policy or the broker's default), -1 when unlimited: a lost connection of whoever holds a message counts toward a finite one, and RabbitMQ 4.3 carries the count of a message the limit parked into the lot.", []string{labelVhost, labelQueue}, nil)
+	descAgeBound  = prometheus.NewDesc(MetricAgeBound, "1 when the parking lot's oldest age is only a lower bound: no message tells when it was parked, so the age runs from when the watch (or, through its state file, an earlier run of it) first saw the message; 0 when a message tells.", []string{labelVhost, labelQueue}, nil)
 	descReady     = prometheus.NewDesc(MetricReady, "1 when the watch is connected and found every parking lot, else 0.", nil, nil)
 )
 
@@ -63,7 +65,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	if c.parkedOnly {
 		return
 	}
-	for _, d := range []*prometheus.Desc{descByError, descGroupAge, descArrivals, descLastRead, descLastScan, descErrors, descReady, descLimit} {
+	for _, d := range []*prometheus.Desc{descByError, descGroupAge, descArrivals, descLastRead, descLastScan, descErrors, descReady, descLimit, descAgeBound} {
 		ch <- d
 	}
 }
@@ -97,6 +99,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if s.ArrivalsKnown {
 			ch <- prometheus.MustNewConstMetric(descArrivals, prometheus.CounterValue, float64(s.Arrivals), s.Vhost, s.Queue)
 		}
+		if s.Depth > 0 && s.Source != AgeNone {
+			ch <- prometheus.MustNewConstMetric(descAgeBound, prometheus.GaugeValue, boolValue(s.Source != AgeHeader), s.Vhost, s.Queue)
+		}
 		if s.LimitKnown {
 			ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(s.DeliveryLimit), s.Vhost, s.Queue)
 		}
@@ -117,6 +122,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ready = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, ready)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -159,7 +159,7 @@ func (w *Watcher) Scan(ctx context.Context, vhost, queue string) {
 		if !oldestMsg.ParkedAt.IsZero() {
 			first = oldestMsg
 		}
-		at, fromHeader := st.head.observe(first.ID, first.ParkedAt, now)
+		at, fromHeader := st.firstSeen(first.ID, first.ParkedAt, now)
 		sn := &st.snap
 		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID = at, fromHeader, first.ID
 		sn.Source = AgeFirstSeen

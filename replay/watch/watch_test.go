@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -609,4 +610,48 @@ func anotherConsumer(t *testing.T, queue string) (*amqp.Channel, <-chan amqp.Del
 		t.Fatal(err)
 	}
 	return ch, deliveries
+}
+
+// TestWatchRestartKeepsTheFirstSeenAge: a parking lot whose messages tell
+// no time (no parked header, death or timestamp) is dated from when the
+// watch first saw them and marked a lower bound; a watch restarted with
+// the same state file goes on from that date, not from its own start,
+// while a lot whose messages tell their time is not marked.
+func TestWatchRestartKeepsTheFirstSeenAge(t *testing.T) {
+	ch := brokertest.Channel(t)
+	bare, timed := brokertest.Name(t, "bare.dlq"), brokertest.Name(t, "timed.dlq")
+	brokertest.DeclareQueue(t, ch, bare, nil)
+	brokertest.DeclareQueue(t, ch, timed, nil)
+	brokertest.PublishMany(t, ch, "", bare, []amqp.Publishing{{MessageId: "b-1", Body: []byte("{}")}, {MessageId: "b-2", Body: []byte("{}")}})
+	brokertest.Publish(t, ch, "", timed, parked("t-1", "boom", time.Now().Add(-time.Hour)))
+	state := filepath.Join(t.TempDir(), "watch.json")
+	o := watch.Options{Queues: []string{bare, timed}, NoDiscover: true, Interval: time.Second, ScanInterval: time.Second, StateFile: state}
+	lot := func(q string) map[string]string { return map[string]string{"vhost": "/", "queue": q} }
+
+	w := startWatch(t, "", o)
+	var age float64
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
+		age, _ = scrape(t, w.base).value("parkinglot_oldest_parked_age_seconds", lot(bare))
+		return age >= 5
+	}, func() string { return fmt.Sprintf("%s's first-seen age never reached 5 s: %.1f", bare, age) })
+	m := scrape(t, w.base)
+	if b, ok := m.value("parkinglot_oldest_parked_age_lower_bound", lot(bare)); !ok || b != 1 {
+		t.Errorf("%s (no time in its messages): lower bound %v (%v), want 1", bare, b, ok)
+	}
+	if b, ok := m.value("parkinglot_oldest_parked_age_lower_bound", lot(timed)); !ok || b != 0 {
+		t.Errorf("%s (parked an hour ago): lower bound %v (%v), want 0", timed, b, ok)
+	}
+	w.stop(t)
+	stopped := time.Now()
+
+	again := startWatch(t, "", o)
+	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
+		_, ok := scrape(t, again.base).value("parkinglot_oldest_parked_age_seconds", lot(bare))
+		return ok
+	}, func() string { return "the restarted watch exported no age for " + bare })
+	after, _ := scrape(t, again.base).value("parkinglot_oldest_parked_age_seconds", lot(bare))
+	if want := age + time.Since(stopped).Seconds() - 2; after < want {
+		t.Errorf("after a restart %s's age is %.1f s, want at least %.1f s (from the first watch's first sight)", bare, after, want)
+	}
+	t.Logf("%s: %.1f s before the restart, %.1f s after", bare, age, after)
 }

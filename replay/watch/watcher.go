@@ -55,6 +55,10 @@ type Options struct {
 	// read now (another action's pass works on them: a message the watch
 	// held would be missing from it); their depth is still read.
 	HandsOff func(queue string) bool
+	// StateFile, when set, keeps the ages only the watch knows across a
+	// restart (state.go): read by Run at its start, written after each
+	// round.
+	StateFile string
 }
 
 // Watcher reads parking lots every interval and keeps the last values.
@@ -66,6 +70,10 @@ type Watcher struct {
 	vhosts []*vhostState
 	errors map[ErrorKind]int64
 	ran    bool // a first round finished
+	// saved is the state file's memory of parking lots not read yet since
+	// the start, by stateKey; saveErr the last failure to write it.
+	saved   map[string]savedQueue
+	saveErr string
 }
 
 // vhostState is one vhost's session and parking lots.
@@ -97,6 +105,11 @@ type queueState struct {
 	republished    int64
 	republishedLog []arrival
 	rawArrivals    int64
+	// restored: the state file's memory was given to it (or had none);
+	// depthAt is the depth rule's last date, which bounds a first-seen
+	// age (the head may be new to the head, not to the queue).
+	restored bool
+	depthAt  time.Time
 	// byHead: the head alone may be read (classic); else the scans read
 	// it, and scanSoon asks for one at the next interval.
 	byHead, scanSoon bool
@@ -178,6 +191,8 @@ const listStaleAfter = 2 * discoverEvery
 // session it opened is closed when it returns.
 func (w *Watcher) Run(ctx context.Context) error {
 	defer w.closeSessions()
+	w.loadState()
+	defer w.save()
 	var wg sync.WaitGroup
 	if w.o.TopGroups >= 0 {
 		wg.Add(1)
@@ -190,6 +205,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		w.Refresh(ctx)
+		w.save()
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -434,6 +450,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	if st = v.queues[queue]; st == nil {
 		return nil
 	}
+	w.restore(v, queue, st)
 	// The management API's count lags; the head read asks the queue.
 	if errors.Is(headErr, broker.ErrOthersConsume) {
 		readHead, headErr = false, nil
@@ -462,6 +479,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 	// The depth rule is kept up to date for every queue: it answers where
 	// no message is read, and until a head was read at all.
 	byDepth := st.depth.observe(d.Depth, d.Arrivals, d.ArrivalsKnown, now)
+	st.depthAt = byDepth
 	useDepth := func() {
 		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID, sn.Source = byDepth, false, "", AgeDepth
 		if byDepth.IsZero() {
@@ -505,7 +523,7 @@ func (w *Watcher) readQueue(ctx context.Context, s *replay.Session, v *vhostStat
 		// Nothing ready to read (others hold the messages): the last head
 		// read stands.
 	default:
-		at, fromHeader := st.head.observe(head.ID, head.ParkedAt, now)
+		at, fromHeader := st.firstSeen(head.ID, head.ParkedAt, now)
 		sn.OldestParkedAt, sn.OldestFromHeader, sn.OldestID = at, fromHeader, head.ID
 		sn.Source = AgeFirstSeen
 		if fromHeader {
@@ -600,4 +618,32 @@ func (st *queueState) noteRepublished(n int, now time.Time) {
 	st.republished += int64(n)
 	log := slices.DeleteFunc(slices.Clone(st.republishedLog), func(a arrival) bool { return now.Sub(a.at) > ArrivalsWindow+time.Minute })
 	st.republishedLog = append(log, arrival{int64(n), now})
+}
+
+// firstSeen dates the head: its own parked time, else when the watch
+// first saw it at the head, or the depth rule's date when that is earlier
+// (a head that changed by a reorder or a refresh was in the queue before:
+// its age must not start again).
+func (st *queueState) firstSeen(id string, parkedAt, now time.Time) (time.Time, bool) {
+	at, fromHeader := st.head.observe(id, parkedAt, now)
+	if !fromHeader && !st.depthAt.IsZero() && st.depthAt.Before(at) {
+		at = st.depthAt
+	}
+	return at, fromHeader
+}
+
+// save writes the state file, logging a failure once until it changes.
+func (w *Watcher) save() {
+	err := w.saveState(w.o.Now())
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	w.mu.Lock()
+	changed := msg != w.saveErr
+	w.saveErr = msg
+	w.mu.Unlock()
+	if err != nil && changed {
+		w.o.Log.Warn("watch: state file not written: a restart dates what no message dates afresh", "path", w.o.StateFile, "err", err)
+	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -32,6 +33,10 @@ type WatchOptions struct {
 	ScanInterval time.Duration
 	TopGroups    int
 	NoDiscover   bool // watch the QUEUEs named alone
+	// StateFile keeps the ages only the watch knows across a restart;
+	// stateSet: --state-file was given ("" then: none).
+	StateFile string
+	stateSet  bool
 	// OnListen, when set, is called with the address once it listens
 	// (tests pass --listen 127.0.0.1:0).
 	OnListen func(addr string)
@@ -54,7 +59,12 @@ reads nothing from the broker: it gets the last values.
 
 /livez answers 200 while the watch runs; /readyz 200 when it is connected
 and every parking lot named was found, 503 otherwise. The watch never takes
-a message.`,
+a message.
+
+Where no message tells when it was parked, its age runs from when the watch
+first saw it (parkinglot_oldest_parked_age_lower_bound says so); the state
+file (--state-file; by default one per broker and vhosts under
+$XDG_STATE_HOME/parkinglot) keeps those times across a restart.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Queues = args
@@ -91,6 +101,10 @@ a message.`,
 	fl.IntVar(&opts.TopGroups, "top-groups", watch.DefaultTopGroups, "error groups exported per parking lot; the rest are summed as \"other\"")
 	fl.BoolVar(&opts.NoDiscover, "no-discover", false, "watch only the QUEUEs named, not the parking lots found")
 	fl.StringArrayVar(&opts.Vhosts, "vhost", nil, "vhost to watch (repeatable; default: the connection's)")
+	fl.Func("state-file", "keep the first-seen ages across restarts in `PATH` (\"\": none; default: one per broker and vhosts under $XDG_STATE_HOME/parkinglot)", func(v string) error {
+		opts.StateFile, opts.stateSet = v, true
+		return nil
+	})
 	return cmd
 }
 
@@ -99,7 +113,12 @@ func watchRun(ctx context.Context, opts *WatchOptions) error {
 	if err != nil {
 		return fmt.Errorf("watch: --listen %s: %w", opts.Listen, err)
 	}
+	state := opts.StateFile
+	if !opts.stateSet {
+		state = defaultWatchState(opts.Conn.URL, opts.Vhosts, opts.Queues)
+	}
 	w := watch.New(watch.Options{
+		StateFile:    state,
 		Vhosts:       opts.Vhosts,
 		Queues:       opts.Queues,
 		Interval:     opts.Interval,
@@ -155,4 +174,13 @@ func (opts *WatchOptions) openVhost(ctx context.Context, vhost string) (*replay.
 func listenAddr(s string) bool {
 	_, port, err := net.SplitHostPort(s)
 	return err == nil && port != ""
+}
+
+// defaultWatchState is the state file of a watch of this broker (its URL
+// without credentials), vhosts and queues: two watches of different
+// brokers on one machine keep apart.
+func defaultWatchState(url string, vhosts, queues []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%q\x00%q", broker.Redact(url), vhosts, queues)
+	return replay.StatePath(fmt.Sprintf("watch-%x.json", h.Sum(nil)[:6]))
 }
