@@ -31,6 +31,7 @@ type fakeSession struct {
 	runStatus   func(run string, queues []string) (replay.RunStatus, error)
 	planProtect func(queue string) (broker.LiftPlan, error)
 	protect     func(broker.LiftPlan) (broker.DeliveryLimit, error)
+	publish     func(replay.PublishOptions) (replay.PublishResult, error)
 }
 
 var _ Session = (*fakeSession)(nil)
@@ -147,6 +148,13 @@ func (s *fakeSession) PlanProtect(_ context.Context, queue string) (broker.LiftP
 		s.unexpected("PlanProtect")
 	}
 	return s.planProtect(queue)
+}
+
+func (s *fakeSession) Publish(_ context.Context, o replay.PublishOptions) (replay.PublishResult, error) {
+	if s.publish == nil {
+		s.unexpected("Publish")
+	}
+	return s.publish(o)
 }
 
 func (s *fakeSession) Protect(_ context.Context, p broker.LiftPlan) (broker.DeliveryLimit, error) {

@@ -102,6 +102,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		NewCmdEdit(f, nil),
 		NewCmdDelete(f, nil),
 		NewCmdProtect(f, nil),
+		NewCmdPublish(f, nil),
 		NewCmdExport(f, nil),
 		NewCmdImport(f, nil),
 		NewCmdDemo(f, nil),

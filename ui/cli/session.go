@@ -30,6 +30,7 @@ type Session interface {
 	RunStatus(ctx context.Context, run string, queues []string) (replay.RunStatus, error)
 	PlanProtect(ctx context.Context, queue string) (broker.LiftPlan, error)
 	Protect(ctx context.Context, p broker.LiftPlan) (broker.DeliveryLimit, error)
+	Publish(ctx context.Context, o replay.PublishOptions) (replay.PublishResult, error)
 }
 
 var _ Session = (*replay.Session)(nil)
