@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -243,4 +244,41 @@ func VhostChannel(t testing.TB) (vurl string, ch *amqp.Channel) {
 		t.Fatal(err)
 	}
 	return vurl, ch
+}
+
+// QueueExists reports whether queue exists now (a passive declare on a
+// channel of its own: a 404 closes it).
+func QueueExists(t testing.TB, queue string) bool {
+	t.Helper()
+	return exists(t, func(ch *amqp.Channel) error {
+		_, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		return err
+	})
+}
+
+// ExchangeExists reports whether exchange exists now.
+func ExchangeExists(t testing.TB, exchange string) bool {
+	t.Helper()
+	return exists(t, func(ch *amqp.Channel) error {
+		return ch.ExchangeDeclarePassive(exchange, amqp.ExchangeDirect, true, false, false, false, nil)
+	})
+}
+
+func exists(t testing.TB, passive func(*amqp.Channel) error) bool {
+	t.Helper()
+	conn := RawDial(t, "exists "+t.Name())
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatalf("open channel: %v", err)
+	}
+	err = passive(ch)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("passive declare: %v", err)
+	}
+	return true
 }

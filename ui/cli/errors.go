@@ -15,6 +15,7 @@ import (
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
@@ -58,7 +59,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, replay.ErrCameBack):
 		return ExitCameBack
-	case errors.Is(err, replay.ErrNotAllDone):
+	case errors.Is(err, replay.ErrNotAllDone), errors.Is(err, retrycore.ErrKept):
 		return ExitPartial
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

@@ -18,8 +18,8 @@ type TopologyDeclareOptions struct {
 	File string
 }
 
-// NewCmdTopology is `parkinglot topology` with its one subcommand,
-// `declare -f PIPELINE.yaml`.
+// NewCmdTopology is `parkinglot topology` with its subcommands `declare
+// -f PIPELINE.yaml` and `delete` (topology_delete.go).
 func NewCmdTopology(f *Factory, runF func(context.Context, *TopologyDeclareOptions) error) *cobra.Command {
 	// Runnable so that a mistyped subcommand is refused (exit 2) rather
 	// than answered with help (exit 0).
@@ -41,7 +41,7 @@ func NewCmdTopology(f *Factory, runF func(context.Context, *TopologyDeclareOptio
 		},
 	}
 	declare.Flags().StringVarP(&opts.File, "file", "f", "", "pipeline file (YAML)")
-	topo.AddCommand(declare)
+	topo.AddCommand(declare, newCmdTopologyDelete(f, nil))
 	return topo
 }
 
