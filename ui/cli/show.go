@@ -12,13 +12,16 @@ import (
 type ShowOptions struct {
 	*Factory
 	Queue, ID string
+	// Raw writes the body alone, byte for byte (binary-safe: a protobuf
+	// or gzip body piped to its decoder).
+	Raw bool
 }
 
 // NewCmdShow is `parkinglot show QUEUE ID`.
 func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Factory: f}
-	return &cobra.Command{
-		Use:   "show QUEUE ID",
+	cmd := &cobra.Command{
+		Use:   "show QUEUE ID [--raw]",
 		Short: "Show one message: properties, headers, decoded death history, body",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -29,6 +32,8 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 			return showRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "write the body alone, as its bytes are (for a pipe: | gunzip, | protoc --decode_raw)")
+	return cmd
 }
 
 func showRun(ctx context.Context, opts *ShowOptions) error {
@@ -42,6 +47,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	out := opts.IOStreams.Out
+	if opts.Raw {
+		_, err := out.Write(m.Body)
+		return err
+	}
 	if opts.JSON() {
 		line, err := MessageJSON(opts.Queue, m, sum)
 		if err != nil {
