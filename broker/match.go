@@ -26,8 +26,10 @@ import (
 // rabbitc3@vm for nodes rabbitc1@localhost …; 3.10.8 alike). So the AMQP
 // side belongs to the management side when its cluster name is one a
 // management node reports, or when it is a default name that points at one
-// of the management API's nodes (see belongs). Two clusters that were given
-// the same name cannot be told apart this way.
+// of the management API's nodes (see belongs); before a mismatch is called,
+// the nodes are every member (/api/nodes), running or not, since a node
+// that is stopping is missing from the overview. Two clusters that were
+// given the same name cannot be told apart this way.
 
 // ErrManagementMismatch marks a management API that belongs to another
 // cluster than the AMQP connection (ManagementMismatchError).
@@ -107,6 +109,7 @@ func CheckManagement(ctx context.Context, m *Management, c *Conn, opts Options) 
 // ManagementCheck is a management check begun before the connection it
 // checks is open, so that its requests and dials overlap that dial.
 type ManagementCheck struct {
+	m     *Management
 	done  chan struct{}
 	facts ManagementFacts
 	err   error
@@ -126,7 +129,7 @@ type side struct{ url, cluster string }
 // first (named opts.Name, closed at once) for its cluster name. All run
 // concurrently.
 func StartManagementCheck(ctx context.Context, m *Management, opts Options) *ManagementCheck {
-	k := &ManagementCheck{done: make(chan struct{})}
+	k := &ManagementCheck{m: m, done: make(chan struct{})}
 	go func() {
 		defer close(k.done)
 		var (
@@ -209,7 +212,42 @@ func (k *ManagementCheck) Against(ctx context.Context, c *Conn) error {
 	if k.err != nil {
 		return k.err
 	}
-	return judge(k.facts, k.others, k.amqp, c.URL, c.ClusterName())
+	err := judge(k.facts, k.others, k.amqp, c.URL, c.ClusterName())
+	if err == nil || k.m == nil {
+		return err
+	}
+	// The overview names running nodes only: a node that is stopping (the
+	// one the connection is on, say) is missing from it, and its default
+	// cluster name then points at no node. Before calling that a
+	// mismatch, every member is asked for, running or not.
+	members, merr := k.m.memberNodes(ctx)
+	if merr != nil {
+		return err
+	}
+	f := k.facts
+	f.Nodes = slices.Clone(f.Nodes)
+	for _, n := range members {
+		if !slices.Contains(f.Nodes, n) {
+			f.Nodes = append(f.Nodes, n)
+		}
+	}
+	slices.Sort(f.Nodes)
+	return judge(f, k.others, k.amqp, c.URL, c.ClusterName())
+}
+
+// memberNodes names every node of the cluster, running or not.
+func (m *Management) memberNodes(ctx context.Context) ([]string, error) {
+	var ns []struct {
+		Name string `json:"name"`
+	}
+	if err := m.do(ctx, http.MethodGet, "/nodes?columns=name", nil, &ns); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, n.Name)
+	}
+	return out, nil
 }
 
 // judge is Against's rule: every other management URL, the connection
