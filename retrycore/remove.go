@@ -132,6 +132,15 @@ func isOldDelay(p Pipeline, q broker.QueueInfo) bool {
 // which.
 var ErrKept = errors.New("some of the pipeline was kept")
 
+// KeptReason says why a removal kept a queue or an exchange.
+type KeptReason string
+
+const (
+	KeptNotEmpty  KeptReason = "not-empty" // the queue holds messages
+	KeptConsumers KeptReason = "consumers" // the queue has consumers (ReportEntry.Consumers)
+	KeptBound     KeptReason = "bound"     // something else is bound to the exchange
+)
+
 // Removal statuses.
 const (
 	StatusDeleted = "deleted"
@@ -155,12 +164,7 @@ func Remove(ctx context.Context, opts broker.Options, plan RemovalPlan, force bo
 	checkFirst := false
 	for _, q := range plan.Queues {
 		e := ReportEntry{Kind: KindQueue, Name: q.Name, Detail: q.Role}
-		deleted := func(n int) {
-			e.Status = StatusDeleted
-			if n > 0 {
-				e.Detail += fmt.Sprintf(", %d message(s) discarded", n)
-			}
-		}
+		deleted := func(n int) { e.Status, e.Discarded = StatusDeleted, n }
 		var err error
 		if !checkFirst || force {
 			var raw *amqp.Error
@@ -193,10 +197,10 @@ func Remove(ctx context.Context, opts broker.Options, plan RemovalPlan, force bo
 				case err != nil:
 					return err
 				case ready > 0:
-					e.Status, e.Detail = StatusKept, e.Detail+", not empty"
+					e.Status, e.Kept = StatusKept, KeptNotEmpty
 					return nil
 				case consumers > 0:
-					e.Status, e.Detail = StatusKept, e.Detail+fmt.Sprintf(", %d consumer(s): stop them first", consumers)
+					e.Status, e.Kept, e.Consumers = StatusKept, KeptConsumers, consumers
 					return nil
 				}
 				n, err := ch.QueueDelete(q.Name, false, false, false)
@@ -211,7 +215,7 @@ func Remove(ctx context.Context, opts broker.Options, plan RemovalPlan, force bo
 		case errors.Is(err, broker.ErrNotFound):
 			e.Status = StatusAbsent
 		case errors.Is(err, broker.ErrPreconditionFailed):
-			e.Status, e.Detail = StatusKept, e.Detail+", not empty"
+			e.Status, e.Kept = StatusKept, KeptNotEmpty
 		default:
 			return rep, err
 		}
@@ -230,7 +234,7 @@ func Remove(ctx context.Context, opts broker.Options, plan RemovalPlan, force bo
 		case errors.Is(err, broker.ErrNotFound):
 			e.Status = StatusAbsent
 		case errors.Is(err, broker.ErrPreconditionFailed):
-			e.Status, e.Detail = StatusKept, "still bound"
+			e.Status, e.Kept = StatusKept, KeptBound
 		default:
 			return rep, err
 		}

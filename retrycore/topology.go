@@ -45,6 +45,11 @@ type ReportEntry struct {
 	// Detail says what it is: exchange type, queue type and arguments, or
 	// the binding's exchange and routing key.
 	Detail string `json:"detail,omitempty"`
+	// A removal's: the messages a forced delete discarded, why something
+	// was kept, and the consumers that kept a queue.
+	Discarded int        `json:"discarded,omitempty"`
+	Kept      KeptReason `json:"kept,omitempty"`
+	Consumers int        `json:"consumers,omitempty"`
 }
 
 // Report is what Declare did, for the CLI to print.

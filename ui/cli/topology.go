@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parkinglot/parkinglot/retrycore"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // TopologyDeclareOptions are `parkinglot topology declare`'s.
@@ -71,8 +72,8 @@ func writeTopology(w io.Writer, r retrycore.Report) error {
 	fmt.Fprintf(&b, "pipeline %s on RabbitMQ %s\n", r.Pipeline, r.Server)
 	for _, e := range r.Entries {
 		fmt.Fprintf(&b, "  %-8s  %-8s  %s", e.Status, e.Kind, e.Name)
-		if e.Detail != "" {
-			fmt.Fprintf(&b, "  (%s)", e.Detail)
+		if d := format.TopologyDetail(e); d != "" {
+			fmt.Fprintf(&b, "  (%s)", d)
 		}
 		b.WriteByte('\n')
 	}

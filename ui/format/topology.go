@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/parkinglot/parkinglot/retrycore"
 )
@@ -31,4 +32,25 @@ func RemovalPlan(p retrycore.RemovalPlan, force bool) []string {
 		lines = append(lines, "  (without the management API, delay queues of delays the file no longer lists are not found)")
 	}
 	return lines
+}
+
+// TopologyDetail is a topology report entry's detail for people: what it
+// is, and for a removal what was discarded or why it was kept.
+func TopologyDetail(e retrycore.ReportEntry) string {
+	parts := []string{}
+	if e.Detail != "" {
+		parts = append(parts, e.Detail)
+	}
+	if e.Discarded > 0 {
+		parts = append(parts, fmt.Sprintf("%d message(s) discarded", e.Discarded))
+	}
+	switch e.Kept {
+	case retrycore.KeptNotEmpty:
+		parts = append(parts, "not empty")
+	case retrycore.KeptConsumers:
+		parts = append(parts, fmt.Sprintf("%d consumer(s): stop them first", e.Consumers))
+	case retrycore.KeptBound:
+		parts = append(parts, "still bound")
+	}
+	return strings.Join(parts, ", ")
 }
