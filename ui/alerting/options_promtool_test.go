@@ -146,3 +146,37 @@ func TestPromtoolADeliveryLimitOnAParkingLotHoldingMessages(t *testing.T) {
 	o.LimitFor = 2 * time.Minute
 	promtoolTestWith(t, o, b.String(), "summary", "command")
 }
+
+// TestPromtoolAnAgeFromFirstSightIsALowerBound: where no message tells
+// when it was parked (parkinglot_oldest_parked_age_lower_bound 1), the
+// old-message alert says the age is at least what it quotes and why; an
+// age the messages tell is quoted as it is.
+func TestPromtoolAnAgeFromFirstSightIsALowerBound(t *testing.T) {
+	const tests = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - {series: 'parkinglot_parked_messages{vhost="/",queue="told.dlq",job="parkinglot",instance="w"}', values: '1x9'}
+      - {series: 'parkinglot_parked_messages{vhost="/",queue="seen.dlq",job="parkinglot",instance="w"}', values: '1x9'}
+      - {series: 'parkinglot_oldest_parked_age_seconds{vhost="/",queue="told.dlq",job="parkinglot",instance="w"}', values: '0+60x9'}
+      - {series: 'parkinglot_oldest_parked_age_seconds{vhost="/",queue="seen.dlq",job="parkinglot",instance="w"}', values: '0+60x9'}
+      - {series: 'parkinglot_oldest_parked_age_lower_bound{vhost="/",queue="told.dlq",job="parkinglot",instance="w"}', values: '0x9'}
+      - {series: 'parkinglot_oldest_parked_age_lower_bound{vhost="/",queue="seen.dlq",job="parkinglot",instance="w"}', values: '1x9'}
+      - {series: 'up{job="parkinglot",instance="w"}', values: '1x9'}
+      - {series: 'parkinglot_watch_ready{job="parkinglot",instance="w"}', values: '1x9'}
+    alert_rule_test:
+      - eval_time: 8m
+        alertname: ParkingLotOldMessage
+        exp_alerts:
+          - exp_labels: {severity: warning, vhost: /, queue: seen.dlq, job: parkinglot, instance: w}
+            exp_annotations:
+              summary: "The oldest message in / seen.dlq was parked at least 8m 0s ago"
+              description: "Parked longer than 5m: replay or remove it. No message in it tells when it was parked: the age runs from when the watch first saw it. Top error: (none known: not scanned yet, or the watch is silent). parkinglot --vhost / tui seen.dlq"
+          - exp_labels: {severity: warning, vhost: /, queue: told.dlq, job: parkinglot, instance: w}
+            exp_annotations:
+              summary: "The oldest message in / told.dlq was parked 8m 0s ago"
+              description: "Parked longer than 5m: replay or remove it. Top error: (none known: not scanned yet, or the watch is silent). parkinglot --vhost / tui told.dlq"
+`
+	promtoolTestWith(t, shortOptions(), tests, "summary", "description")
+}

@@ -139,6 +139,16 @@ var topError = `{{ with printf "topk(1, ` + watch.MetricByError + `{vhost=%q,que
 
 const where = `{{ $labels.vhost }} {{ $labels.queue }}`
 
+// lowerBound asks Prometheus whether the parking lot's oldest age is a
+// lower bound: no message in it tells when it was parked, so the age runs
+// from when the watch first saw it. atLeast and sinceFirstSeen say so
+// where an alert quotes the age.
+var lowerBound = `printf "` + watch.MetricAgeBound + `{vhost=%q,queue=%q} == 1" $labels.vhost $labels.queue | query`
+
+var atLeast = `{{ with ` + lowerBound + ` }}at least {{ end }}`
+
+var sinceFirstSeen = `{{ with ` + lowerBound + ` }} No message in it tells when it was parked: the age runs from when the watch first saw it.{{ end }}`
+
 // openIt is the command that opens the parking lot, in its vhost whatever
 // the person's config or URL names. It is pasted into a shell, so a name
 // a shell would split or expand (a space, $, a quote) is single-quoted.
@@ -257,8 +267,8 @@ func Rules(o Options) File {
 				fmt.Sprintf(`%s > %d`, watch.MetricOldestAge, int(o.OldestThreshold.Seconds())),
 				silent(fmt.Sprintf(`last_over_time(%s[%s]) > %d`, watch.MetricOldestAge, k, int(o.OldestThreshold.Seconds())))),
 			For: promDuration(o.OldestFor),
-			Annotations: ann("The oldest message in "+where+" was parked {{ $value | humanizeDuration }} ago",
-				"Parked longer than "+promDuration(o.OldestThreshold)+": replay or remove it. Top error: "+topError+". "+openIt),
+			Annotations: ann("The oldest message in "+where+" was parked "+atLeast+"{{ $value | humanizeDuration }} ago",
+				"Parked longer than "+promDuration(o.OldestThreshold)+": replay or remove it."+sinceFirstSeen+" Top error: "+topError+". "+openIt),
 		},
 		{
 			Alert: AlertNewErrorGroup,
