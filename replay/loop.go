@@ -32,7 +32,10 @@ func (r *run) loop(ctx context.Context, pub *publisher, jobs <-chan *job, com *c
 	send := func(j *job) {
 		idle, reopens := pub.idle(), pub.reopens
 		open.Add(1)
-		com.submit(pub.send(ctx, j))
+		// bg: a job the loop decided to send is sent, and its confirm
+		// awaited, even when an interrupt lands in between; refused for a
+		// cancelled context it would count as failed, though never sent.
+		com.submit(pub.send(bg, j))
 		if idle || pub.reopens != reopens { // first in flight, or re-sent on a new connection
 			progress = time.Now()
 		}
