@@ -213,3 +213,74 @@ func TestQueuesScreenMarksADeliveryLimit(t *testing.T) {
 		t.Errorf("the unlimited lot selected, the info line still offers protect:\n%s", q.View())
 	}
 }
+
+// TestQueuesScreenTopErrorStaysLive: TOP ERROR follows the lots. A read
+// that finds a depth moved counts the groups again once rescanGap passed
+// since the last count (not before: a count reads every lot whole), and
+// one that finds nothing moved does not; a lot that emptied shows no
+// error at once, without a count.
+func TestQueuesScreenTopErrorStaysLive(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	fb.lots = []watch.Snapshot{
+		{Queue: "a.dlq", Found: true, Depth: 15, Source: watch.AgeHeader, OldestParkedAt: testNow.Add(-time.Minute),
+			TopGroups: []watch.GroupCount{{Group: "ledger down <n>", Count: 15}}},
+		{Queue: "b.dlq", Found: true, Depth: 2, Source: watch.AgeHeader, OldestParkedAt: testNow.Add(-time.Minute),
+			TopGroups: []watch.GroupCount{{Group: "schema <n>", Count: 2}}},
+	}
+	q := dashboardScreen(fb)
+	now := testNow
+	q.c.now = func() time.Time { return now }
+	rows := []QueueRow{
+		{QueueInfo: broker.QueueInfo{Name: "a.dlq", Type: "classic", Messages: 15}, ParkingLot: true},
+		{QueueInfo: broker.QueueInfo{Name: "b.dlq", Type: "classic", Messages: 2}, ParkingLot: true},
+	}
+	_, read := q.Update(queuesLoadedMsg{rows: rows})
+	_, scan := q.Update(read())
+	q.Update(scan())
+	if !strings.Contains(q.View(), "15 × ledger down") || !strings.Contains(q.View(), "2 × schema") {
+		t.Fatalf("the first count's groups not shown:\n%s", q.View())
+	}
+	lineOf := func(name string) string {
+		for _, l := range strings.Split(q.View(), "\n") {
+			if strings.Contains(l, name) {
+				return l
+			}
+		}
+		return ""
+	}
+	// Nothing moved, long after: no count.
+	now = now.Add(time.Hour)
+	if _, cmd := q.Update(read()); cmd != nil || fb.scans != 1 {
+		t.Fatalf("a read where nothing moved counted again (scans %d)", fb.scans)
+	}
+	// b.dlq is emptied and a new error arrives in a.dlq.
+	fb.mu.Lock()
+	fb.lots[0].Depth, fb.lots[0].TopGroups = 16, []watch.GroupCount{{Group: "ledger down <n>", Count: 15}, {Group: "tls handshake", Count: 1}}
+	fb.lots[1].Depth, fb.lots[1].TopGroups = 0, nil
+	fb.mu.Unlock()
+	rows[0].Messages, rows[1].Messages = 16, 0
+	q.Update(queuesLoadedMsg{rows: append([]QueueRow(nil), rows...)})
+	if l := lineOf("b.dlq"); strings.Contains(l, "schema") {
+		t.Errorf("the emptied b.dlq still shows its old error: %q", l)
+	}
+	_, scan = q.Update(read())
+	if scan == nil {
+		t.Fatal("a read that found the depths moved did not count the groups again")
+	}
+	q.Update(scan())
+	if fb.scans != 2 {
+		t.Fatalf("scans %d, want 2", fb.scans)
+	}
+	// Moved again at once: not within rescanGap of the last count.
+	fb.mu.Lock()
+	fb.lots[0].Depth = 17
+	fb.mu.Unlock()
+	now = now.Add(rescanGap / 2)
+	if _, cmd := q.Update(read()); cmd != nil {
+		t.Errorf("counted again within rescanGap of the last count")
+	}
+	now = now.Add(rescanGap)
+	if _, cmd := q.Update(read()); cmd == nil {
+		t.Errorf("no count once rescanGap passed with a depth moved")
+	}
+}

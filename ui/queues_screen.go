@@ -25,16 +25,21 @@ type queuesScreen struct {
 	lots     map[string]watch.Snapshot
 	lastHour map[string]int64 // Lots.LastHour of the last read
 	trend    map[string][]int64
-	asked    bool              // the first lots read was asked for
-	scan     *lotsScan         // the error groups' count under way
-	scanned  bool              // a count of the groups was started
-	away     bool              // a queue opened from here is on top: no reads
-	topWidth int               // the TOP ERROR column's (columns)
-	nodes    []broker.NodeInfo // the cluster's (cluster.go)
-	err      error
-	loaded   bool
-	table    table.Model
-	width    int
+	asked    bool      // the first lots read was asked for
+	scan     *lotsScan // the error groups' count under way
+	scanned  bool      // a count of the groups was started
+	// scannedAt is when the last count of the groups ended, scannedDepth
+	// each lot's depth it counted: the groups are counted again when a
+	// depth moved (staleGroups).
+	scannedAt    time.Time
+	scannedDepth map[string]int64
+	away         bool              // a queue opened from here is on top: no reads
+	topWidth     int               // the TOP ERROR column's (columns)
+	nodes        []broker.NodeInfo // the cluster's (cluster.go)
+	err          error
+	loaded       bool
+	table        table.Model
+	width        int
 	// want is a queue to put the cursor on once it is listed: the one
 	// opened over this screen by name, or the one just left.
 	want string
@@ -91,9 +96,16 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if msg.scan != nil && msg.scan == q.scan {
 			q.scan = nil
 		}
+		if msg.scan != nil && msg.err == nil {
+			q.scannedAt, q.scannedDepth = q.c.now(), map[string]int64{}
+			for _, sn := range msg.lots.Snapshots {
+				q.scannedDepth[sn.Queue] = sn.Depth
+			}
+		}
 		var next tea.Cmd
-		if msg.scan == nil && q.scan == nil && !q.scanned && !q.away {
-			// The first read of the ages is in: now count the groups.
+		if msg.scan == nil && q.scan == nil && !q.away && (!q.scanned || q.staleGroups(msg.lots)) {
+			// The first read of the ages is in, or a depth moved since
+			// the groups were counted: count them (again).
 			q.scanned = true
 			q.scan, next = scanLots(q.c)
 		}
@@ -170,7 +182,7 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			}
 			return q, nil
 		case key.Matches(msg, k.Refresh):
-			q.scanned = false // the read below counts the groups again
+			q.scanned, q.scannedDepth = false, nil // the read below counts the groups again
 			return q, tea.Batch(loadQueues(q.c), loadLots(q.c))
 		}
 		var cmd tea.Cmd
@@ -228,6 +240,26 @@ func tickLots(c *common) tea.Cmd {
 		return nil
 	}
 	return tea.Tick(lotsRefresh, func(time.Time) tea.Msg { return lotsTickMsg{} })
+}
+
+// rescanGap is the least time between two counts of the error groups: a
+// count reads every parking lot whole.
+const rescanGap = 30 * time.Second
+
+// staleGroups reports whether the error groups counted last may no longer
+// be the lots' (lots: a read of the depths since): a lot's depth moved, or
+// a new lot appeared, and the last count ended rescanGap ago or more. A
+// lot that emptied shows no group without a count (the view).
+func (q *queuesScreen) staleGroups(lots Lots) bool {
+	if q.scannedDepth == nil || q.c.now().Sub(q.scannedAt) < rescanGap {
+		return false
+	}
+	for _, sn := range lots.Snapshots {
+		if d, ok := q.scannedDepth[sn.Queue]; !ok || d != sn.Depth {
+			return true
+		}
+	}
+	return false
 }
 
 // trendWidth is how many depth samples the sparkline shows.

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/parkinglot/parkinglot/replay/watch"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
@@ -139,6 +140,9 @@ func (q *queuesScreen) setRows() {
 			lastHour = format.Known(n, known)
 			trend = format.Sparkline(q.trend[r.Name], trendWidth)
 			g := sn.TopGroup()
+			if r.Messages == 0 { // an emptied lot has no error, whatever the last count said
+				g = watch.GroupCount{}
+			}
 			top = format.TopGroup(g.Group, g.Count, q.topWidth-1)
 		}
 		rows = append(rows, table.Row{
