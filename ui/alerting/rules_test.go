@@ -104,7 +104,7 @@ func TestRulesUseTheWatchsMetricNames(t *testing.T) {
 	}
 	known := map[string]bool{}
 	for _, m := range []string{watch.MetricParked, watch.MetricOldestAge, watch.MetricByError, watch.MetricGroupAge,
-		watch.MetricArrivals, watch.MetricLastRead, watch.MetricLastScan, watch.MetricErrors, watch.MetricReady, watch.MetricLimit} {
+		watch.MetricArrivals, watch.MetricLastRead, watch.MetricLastScan, watch.MetricErrors, watch.MetricReady, watch.MetricLimit, watch.MetricAgeBound} {
 		known[m] = true
 	}
 	for _, w := range strings.FieldsFunc(string(b), func(r rune) bool {
