@@ -162,6 +162,19 @@ func TestFrameworks(t *testing.T) {
 			errSource: fromDeat,
 			reset:     []string{"x-death", "x-first-death-*"},
 		},
+		// The body recordings: one delivery, rejected into the DLX.
+		"kombu-msgpack-zlib": {
+			originSource: SourceFirstDeath,
+			attempts:     1, attemptsSource: "x-death: 1 rejection in orders.process",
+			errSource: fromDeat,
+			reset:     []string{"x-death", "x-first-death-*"},
+		},
+		"pika-gzip-json": {
+			originSource: SourceFirstDeath,
+			attempts:     1, attemptsSource: "x-death: 1 rejection in orders.process",
+			errSource: fromDeat,
+			reset:     []string{"x-death", "x-first-death-*"},
+		},
 		"rascal-republish-forward": {
 			originSource: SourceRascal,
 			attempts:     4, attemptsSource: "rascal republished 3 + 1",
