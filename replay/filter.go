@@ -11,27 +11,34 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/body"
 )
 
 // FilterEnv is what a --filter expression sees of one message (expr-lang
 // syntax): `error contains "timeout"`, `age > duration("1h")`,
 // `headers["tenant"] == "acme"`, `attempts >= 3 && routing_key == "x"`.
 type FilterEnv struct {
-	ID               string         `expr:"id"`
-	Exchange         string         `expr:"exchange"`    // the exchange it was parked through
-	RoutingKey       string         `expr:"routing_key"` // the key it was parked with
-	Queue            string         `expr:"queue"`       // the parking lot
-	Error            string         `expr:"error"`
-	ErrorType        string         `expr:"error_type"`
-	Attempts         int            `expr:"attempts"`
-	Age              time.Duration  `expr:"age"`
-	ParkedAt         time.Time      `expr:"parked_at"`
-	Headers          map[string]any `expr:"headers"` // plain values: ints are int, tables maps, bytes strings
-	Body             string         `expr:"body"`
-	ContentType      string         `expr:"content_type"`
-	Redelivered      bool           `expr:"redelivered"`
-	OriginExchange   string         `expr:"origin_exchange"`
-	OriginRoutingKey string         `expr:"origin_routing_key"`
+	ID         string         `expr:"id"`
+	Exchange   string         `expr:"exchange"`    // the exchange it was parked through
+	RoutingKey string         `expr:"routing_key"` // the key it was parked with
+	Queue      string         `expr:"queue"`       // the parking lot
+	Error      string         `expr:"error"`
+	ErrorType  string         `expr:"error_type"`
+	Attempts   int            `expr:"attempts"`
+	Age        time.Duration  `expr:"age"`
+	ParkedAt   time.Time      `expr:"parked_at"`
+	Headers    map[string]any `expr:"headers"` // plain values: ints are int, tables maps, bytes strings
+	Body       string         `expr:"body"`
+	// BodyText is the body as text: its compression undone, MessagePack
+	// written as JSON (what a plain-text search matches).
+	BodyText string `expr:"body_text"`
+	// Decoded is the body decoded, JSON and MessagePack alike: a map for
+	// an object (`decoded.amount > 1000`), nil when it is neither.
+	Decoded          any    `expr:"decoded"`
+	ContentType      string `expr:"content_type"`
+	Redelivered      bool   `expr:"redelivered"`
+	OriginExchange   string `expr:"origin_exchange"`
+	OriginRoutingKey string `expr:"origin_routing_key"`
 	// CameBack: the message carries a replay id (x-replay-id): it was
 	// replayed and came back to a parking lot; ReplayID is that id.
 	CameBack bool   `expr:"came_back"`
@@ -45,6 +52,7 @@ type Filter struct {
 	src      string
 	prog     *vm.Program
 	needBody bool // building the env skips the body (up to 16 MiB) unless used
+	decode   bool // body_text or decoded is used: the body is decoded
 	needHdrs bool
 }
 
@@ -66,6 +74,8 @@ func CompileFilter(src string) (*Filter, error) {
 			switch id.Value {
 			case "body":
 				f.needBody = true
+			case "body_text", "decoded":
+				f.decode = true
 			case "headers":
 				f.needHdrs = true
 			}
@@ -111,6 +121,10 @@ func (f *Filter) Match(m broker.Message, sum Summary, queue string, now time.Tim
 	}
 	if f.needBody {
 		env.Body = string(m.Body)
+	}
+	if f.decode {
+		d := body.Of(m)
+		env.BodyText, env.Decoded = d.Text(), d.Value
 	}
 	if f.needHdrs {
 		env.Headers = plainTable(m.Headers)

@@ -30,10 +30,11 @@ func ParseQuery(s string) Query {
 	return TextQuery(s)
 }
 
-// TextQuery matches t, ignoring case, in the id, the error or the body.
+// TextQuery matches t, ignoring case, in the id, the error or the body as
+// text (decompressed, MessagePack as JSON).
 func TextQuery(t string) Query {
 	q := strconv.Quote(strings.ToLower(t))
-	return Query{Text: t, Filter: "lower(id) contains " + q + " || lower(error) contains " + q + " || lower(body) contains " + q}
+	return Query{Text: t, Filter: "lower(id) contains " + q + " || lower(error) contains " + q + " || lower(body_text) contains " + q}
 }
 
 // SearchOptions say where a search looks and what it hands back.

@@ -210,3 +210,30 @@ func TestIsJSONAndParkingLotNames(t *testing.T) {
 		}
 	}
 }
+
+// A filter reads a body as its producer wrote it: `decoded` is the
+// document of a JSON or MessagePack body (compressed or not), and a plain
+// text search matches the body as text (decompressed, MessagePack written
+// as JSON); a body neither JSON nor MessagePack has no decoded document.
+func TestFilterReadsDecodedBodies(t *testing.T) {
+	for _, scenario := range []string{"kombu-msgpack-zlib", "pika-gzip-json", "kombu-reject"} {
+		m := loadFramework(t, scenario)
+		for src, want := range map[string]bool{
+			`decoded.amount > 1000 && decoded.customer.vip && decoded.items[0].sku == "A-1"`: scenario != "kombu-reject",
+			`decoded.order_id == "4711"`:    scenario != "kombu-reject",
+			replay.TextQuery("4711").Filter: scenario != "kombu-reject",
+			replay.TextQuery("c-77").Filter: scenario != "kombu-reject",
+			replay.TextQuery("1042").Filter: scenario == "kombu-reject",
+			`decoded.orderId == 1042`:       scenario == "kombu-reject",
+		} {
+			f, err := replay.CompileFilter(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok, err := f.Match(m, replay.Summary{ID: scenario}, "q", time.Now())
+			if ok != want {
+				t.Errorf("%s: %s = %v (%v), want %v", scenario, src, ok, err, want)
+			}
+		}
+	}
+}
