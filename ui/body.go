@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
 
@@ -17,48 +18,37 @@ const (
 	maxBodyLines = 20000
 )
 
-// bodyKind is how a body is shown.
-type bodyKind string
-
-const (
-	bodyJSON   bodyKind = "JSON"
-	bodyText   bodyKind = "text"
-	bodyBinary bodyKind = "binary"
-	bodyEmpty  bodyKind = "empty"
-)
-
-// renderBody pretty-prints a body: JSON indented and coloured, text as
-// is, anything else as a hex dump. It returns the lines and what it did.
-func renderBody(st *Styles, body []byte, contentType string) ([]string, bodyKind, string) {
-	if len(body) == 0 {
-		return []string{st.Dim.Render("(empty body)")}, bodyEmpty, ""
+// renderBody pretty-prints a body as format.ReadBody reads it: JSON and
+// MessagePack indented and coloured, text as is, anything else as a hex
+// dump. It returns the lines, the kind shown and a note (what was undone
+// to show it, why it is shown as it is, or that it was cut).
+func renderBody(st *Styles, d body.Decoded, contentType string) ([]string, format.BodyKind, string) {
+	if len(d.Bytes) == 0 && d.Err == nil {
+		return []string{st.Dim.Render("(empty body)")}, format.BodyEmpty, ""
 	}
-	kind, shown := format.ClassifyBody(body, contentType, maxBodyShown)
-	note := ""
-	if len(body) > maxBodyShown {
-		note = fmt.Sprintf("showing the first %d of %d bytes; export (x) to see it all", maxBodyShown, len(body))
+	r := format.ReadBody(d, contentType, maxBodyShown)
+	notes := r.Notes
+	if r.Cut {
+		notes = append(notes, fmt.Sprintf("showing the first %d of %d bytes; export (x) to see it all", maxBodyShown, r.Size))
 	}
-	switch kind {
-	case format.BodyJSON:
+	switch r.Kind {
+	case format.BodyJSON, format.BodyMessagePack:
 		var buf bytes.Buffer
-		_ = json.Indent(&buf, shown, "", "  ") // ClassifyBody checked it is valid
-		return limitLines(colourJSON(st, buf.String())), bodyJSON, note
+		_ = json.Indent(&buf, r.Shown, "", "  ") // ReadBody gives valid JSON for these
+		return limitLines(colourJSON(st, buf.String())), r.Kind, strings.Join(notes, "; ")
 	case format.BodyText:
-		if format.IsJSONContentType(contentType) {
-			note = strings.TrimPrefix(note+"; not valid JSON, shown as text", "; ")
-		}
-		lines := strings.Split(strings.TrimRight(string(shown), "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(string(r.Shown), "\n"), "\n")
 		for i, l := range lines {
 			lines[i] = clean(strings.ReplaceAll(strings.TrimRight(l, "\r"), "\t", "    "))
 		}
-		return limitLines(lines), bodyText, note
+		return limitLines(lines), r.Kind, strings.Join(notes, "; ")
 	}
-	hx := shown
+	hx := r.Shown
 	if len(hx) > maxHexShown {
 		hx = hx[:maxHexShown]
-		note = fmt.Sprintf("showing the first %d of %d bytes as hex; export (x) to see it all", maxHexShown, len(body))
+		notes = append(r.Notes, fmt.Sprintf("showing the first %d of %d bytes as hex; export (x) to see it all", maxHexShown, r.Size))
 	}
-	return strings.Split(strings.TrimRight(hex.Dump(hx), "\n"), "\n"), bodyBinary, note
+	return strings.Split(strings.TrimRight(hex.Dump(hx), "\n"), "\n"), r.Kind, strings.Join(notes, "; ")
 }
 
 func limitLines(lines []string) []string {

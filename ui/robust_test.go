@@ -150,7 +150,7 @@ func TestBadDataRendersSafely(t *testing.T) {
 		if i == 1 && !strings.Contains(content, "showing the first") {
 			t.Fatalf("huge body not cut:\n%s", content[:500])
 		}
-		if i == 2 && !strings.Contains(content, "not valid JSON, shown as text") {
+		if i == 2 && !strings.Contains(content, "not valid JSON (content_type") {
 			t.Fatalf("invalid JSON not explained")
 		}
 		hs.press("pgdown", "G", "right", "esc")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/replay"
 )
 
@@ -36,17 +37,17 @@ func TestSelectorFromFlags(t *testing.T) {
 }
 
 func TestFormatBody(t *testing.T) {
-	if got := FormatBody([]byte(`{"a":[1,2]}`), "application/json", 1024); got != "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n" {
+	if got := FormatBody(body.Decode(body.Input{Body: []byte(`{"a":[1,2]}`), ContentType: "application/json"}), "application/json", 1024); got != "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n" {
 		t.Errorf("json: %q", got)
 	}
-	if got := FormatBody([]byte("plain text"), "text/plain", 1024); got != "plain text\n" {
+	if got := FormatBody(body.Decode(body.Input{Body: []byte("plain text"), ContentType: "text/plain"}), "text/plain", 1024); got != "plain text\n" {
 		t.Errorf("text: %q", got)
 	}
-	if got := FormatBody([]byte{0, 0xff, 'A'}, "", 1024); !strings.HasPrefix(got, "00000000  00 ff 41") {
+	if got := FormatBody(body.Decode(body.Input{Body: []byte{0, 0xff, 'A'}}), "", 1024); !strings.HasPrefix(got, "00000000  00 ff 41") {
 		t.Errorf("binary: %q", got)
 	}
 	huge := make([]byte, 16<<20)
-	got := FormatBody(huge, "", ShowBodyLimit)
+	got := FormatBody(body.Decode(body.Input{Body: huge}), "", ShowBodyLimit)
 	if !strings.Contains(got, "first 65536 of 16777216 bytes shown") || len(got) > 400<<10 {
 		t.Errorf("16 MiB body: %d bytes of output, tail %q", len(got), got[len(got)-80:])
 	}

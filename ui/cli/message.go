@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/format"
@@ -31,6 +32,19 @@ type shownMessage struct {
 	OriginErr string            `json:"origin_error,omitempty"`
 	ParkedAt  time.Time         `json:"parked_at,omitzero"`
 	Group     string            `json:"group,omitempty"`
+	// Decoded is the body decoded (JSON, MessagePack), beside the
+	// lossless body in message; BodyReading says how it was read.
+	Decoded     any          `json:"decoded,omitempty"`
+	BodyReading *bodyReading `json:"body_reading,omitempty"`
+}
+
+// bodyReading is how show read a body (README, Message bodies).
+type bodyReading struct {
+	Format          string `json:"format,omitempty"`
+	FormatFrom      string `json:"format_from,omitempty"`
+	Compression     string `json:"compression,omitempty"`
+	CompressionFrom string `json:"compression_from,omitempty"`
+	Error           string `json:"error,omitempty"`
 }
 
 // MessageJSON is the one-line JSON `show -o json` prints.
@@ -39,7 +53,17 @@ func MessageJSON(queue string, m broker.Message, s replay.Summary) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(shownMessage{Queue: queue, Message: raw, Facts: s.Facts, Origin: s.Origin, OriginErr: s.OriginErr, ParkedAt: s.ParkedAt, Group: s.Group})
+	out := shownMessage{Queue: queue, Message: raw, Facts: s.Facts, Origin: s.Origin, OriginErr: s.OriginErr, ParkedAt: s.ParkedAt, Group: s.Group}
+	if d := body.Of(m); d.Format != body.None || d.Compression != "" || d.Err != nil {
+		out.BodyReading = &bodyReading{Format: string(d.Format), FormatFrom: d.FormatFrom, Compression: d.Compression, CompressionFrom: d.CompressionFrom}
+		if d.Err != nil {
+			out.BodyReading.Error = d.Err.Error()
+		}
+		if d.Format != body.None {
+			out.Decoded = body.JSONValue(d.Value)
+		}
+	}
+	return json.Marshal(out)
 }
 
 // WriteMessage prints one message for people: a summary, properties,
@@ -114,7 +138,7 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 		}
 	}
 	fmt.Fprintf(&b, "\nBody (%s, %d bytes)\n", orDash(format.Name(m.Properties.ContentType)), len(m.Body))
-	b.WriteString(FormatBody(m.Body, m.Properties.ContentType, ShowBodyLimit))
+	b.WriteString(FormatBody(body.Of(m), m.Properties.ContentType, ShowBodyLimit))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -224,29 +248,33 @@ func orDefault(ex string) string {
 	return format.Name(ex)
 }
 
-// FormatBody renders a body for people, by the rule of format.ClassifyBody:
-// JSON indented, text as is, anything else as a hex dump; at most limit
-// bytes, with a note when cut.
-func FormatBody(body []byte, contentType string, limit int) string {
-	kind, shown := format.ClassifyBody(body, contentType, limit)
+// FormatBody renders a body for people, by the rule of format.ReadBody:
+// its notes first (what was undone to show it, or why it is shown as it
+// is), then JSON and MessagePack indented, text as is, anything else as a
+// hex dump; at most limit bytes, with a note when cut.
+func FormatBody(d body.Decoded, contentType string, limit int) string {
+	r := format.ReadBody(d, contentType, limit)
 	var out string
-	switch kind {
+	for _, n := range r.Notes {
+		out += "(" + n + ")\n"
+	}
+	switch r.Kind {
 	case format.BodyEmpty:
-		out = "(empty)\n"
-	case format.BodyJSON:
+		out += "(empty)\n"
+	case format.BodyJSON, format.BodyMessagePack:
 		var buf bytes.Buffer
-		_ = json.Indent(&buf, shown, "", "  ") // ClassifyBody checked it is valid
-		out = buf.String() + "\n"
+		_ = json.Indent(&buf, r.Shown, "", "  ") // ReadBody gives valid JSON for these
+		out += buf.String() + "\n"
 	case format.BodyText:
-		out = string(shown)
+		out += string(r.Shown)
 		if !strings.HasSuffix(out, "\n") {
 			out += "\n"
 		}
 	default:
-		out = hex.Dump(shown)
+		out += hex.Dump(r.Shown)
 	}
-	if limit > 0 && len(body) > limit {
-		out += fmt.Sprintf("… (first %d of %d bytes shown; export the message for all of it)\n", limit, len(body))
+	if r.Cut {
+		out += fmt.Sprintf("… (first %d of %d bytes shown; export the message for all of it)\n", limit, r.Size)
 	}
 	return out
 }

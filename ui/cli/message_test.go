@@ -92,3 +92,48 @@ func TestShowDeathHistoryKeepsXDeathOrder(t *testing.T) {
 		}
 	}
 }
+
+// show prints a compressed or MessagePack body as the document it holds,
+// saying what it undid; -o json adds the decoded document and how it was
+// read beside the lossless body.
+func TestShowReadsCompressedAndMessagePackBodies(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		want     []string
+	}{
+		{"kombu-msgpack-zlib", []string{
+			"(zlib-compressed (compression): ",
+			"(MessagePack (content_type application/x-msgpack), shown as JSON)\n",
+			"\n  \"order_id\": \"4711\",\n", "\n    \"vip\": true\n", "\"signature\": \"AJ/+\"",
+		}},
+		{"pika-gzip-json", []string{
+			"(gzip-compressed (content_encoding): ",
+			"\n  \"order_id\": \"4711\",\n", "\n      \"sku\": \"A-1\",\n",
+		}},
+	} {
+		m := loadFramework(t, c.scenario)
+		out := shown(t, m)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", c.scenario, w, out)
+			}
+		}
+		line, err := MessageJSON("parked", m, replay.Summarize(context.Background(), m, retrycore.OriginQuery{ParkingLot: "parked"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Message struct {
+				Body string `json:"body"`
+			} `json:"message"`
+			Decoded     map[string]any    `json:"decoded"`
+			BodyReading map[string]string `json:"body_reading"`
+		}
+		if err := json.Unmarshal(line, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Decoded["order_id"] != "4711" || got.BodyReading["compression"] == "" || got.BodyReading["format"] == "" || got.Message.Body == "" {
+			t.Errorf("%s: -o json %s", c.scenario, line)
+		}
+	}
+}
