@@ -175,6 +175,18 @@ func TestFrameworks(t *testing.T) {
 			errSource: fromDeat,
 			reset:     []string{"x-death", "x-first-death-*"},
 		},
+		"pika-protobuf": {
+			originSource: SourceFirstDeath,
+			attempts:     1, attemptsSource: "x-death: 1 rejection in orders.process",
+			errSource: fromDeat,
+			reset:     []string{"x-death", "x-first-death-*"},
+		},
+		"pika-avro-confluent": {
+			originSource: SourceFirstDeath,
+			attempts:     1, attemptsSource: "x-death: 1 rejection in orders.process",
+			errSource: fromDeat,
+			reset:     []string{"x-death", "x-first-death-*"},
+		},
 		"rascal-republish-forward": {
 			originSource: SourceRascal,
 			attempts:     4, attemptsSource: "rascal republished 3 + 1",

@@ -23,10 +23,20 @@ type Format string
 
 // The formats read.
 const (
-	None        Format = ""        // not decoded: text or bytes as they are
-	JSON        Format = "json"    // by its content type, or an object or an array
-	MessagePack Format = "msgpack" // by its content type only: any bytes are some MessagePack
+	None        Format = ""         // not decoded: text or bytes as they are
+	JSON        Format = "json"     // by its content type, or an object or an array
+	MessagePack Format = "msgpack"  // by its content type only: any bytes are some MessagePack
+	Protobuf    Format = "protobuf" // with a message type of the schemas loaded
+	Avro        Format = "avro"     // with a schema loaded: named, or by the body's framing
 )
+
+// Rule says how a body is read where its properties do not say: the
+// config's decode for its queue, or a flag. From names the rule for show.
+type Rule struct {
+	Format Format
+	Type   string // a protobuf message's full name; an Avro schema's full or file name
+	From   string
+}
 
 // Input is what decides how a body is read.
 type Input struct {
@@ -35,7 +45,14 @@ type Input struct {
 	// Compression is the "compression" header kombu and Celery write
 	// (application/x-gzip, which is zlib, or application/x-bz2).
 	Compression string
-	Body        []byte
+	// Type is the AMQP type property: a protobuf message's full name
+	// where the producer says there which message it sent.
+	Type string
+	Body []byte
+	// Rule reads a body whose properties do not say how; Schemas decode
+	// protobuf and Avro.
+	Rule    Rule
+	Schemas *Schemas
 }
 
 // Decoded is a body as read.
@@ -54,6 +71,13 @@ type Decoded struct {
 	// length.
 	Bytes   []byte
 	RawSize int
+	// Type is the protobuf message or Avro schema decoded with; Framing
+	// the Avro framing that named its schema ("Confluent schema id 7",
+	// "single-object encoding"); Unknown the bytes of protobuf fields the
+	// schema does not name (a newer producer).
+	Type    string
+	Framing string
+	Unknown int
 	// Value is the decoded document for JSON and MessagePack: maps with
 	// string keys, slices, strings, float64 (JSON) or int and float64
 	// (MessagePack), bools, nil, time.Time (MessagePack timestamps) and
@@ -95,7 +119,7 @@ func (e *Error) Unwrap() []error { return []error{e.Kind, e.Reason} }
 // that inflates without end must not take the memory).
 const MaxDecompressed = 64 << 20
 
-// Decode reads in.Body by its properties.
+// Decode reads in.Body by its properties, else by in.Rule (choose).
 func Decode(in Input) Decoded {
 	d := Decoded{Bytes: in.Body, RawSize: len(in.Body)}
 	if c, from := compressionOf(in); c != "" {
@@ -107,29 +131,61 @@ func Decode(in Input) Decoded {
 		}
 		d.Compression, d.Bytes = algo, raw
 	}
-	switch {
-	case IsMessagePack(in.ContentType):
-		d.Format, d.FormatFrom = MessagePack, "content_type"
-		v, err := decodeMessagePack(d.Bytes)
-		if err != nil {
-			d.Format, d.FormatFrom = None, ""
-			d.Err = &Error{Kind: ErrFormat, What: string(MessagePack), From: "content_type", Reason: err}
-			return d
-		}
-		d.Value = v
-	case IsJSON(in.ContentType) || looksLikeJSONDocument(d.Bytes):
-		var v any
-		if err := json.Unmarshal(d.Bytes, &v); err != nil {
-			if IsJSON(in.ContentType) {
-				d.Err = &Error{Kind: ErrFormat, What: string(JSON), From: "content_type", Reason: err}
-			}
-			return d
-		}
-		d.Format, d.Value = JSON, v
-		if IsJSON(in.ContentType) {
-			d.FormatFrom = "content_type"
-		}
+	c := choose(in, d.Bytes)
+	fail := func(err error) Decoded {
+		d.Err = &Error{Kind: ErrFormat, What: string(c.Format), From: c.From, Reason: err}
+		return d
 	}
+	var v any
+	switch c.Format {
+	case Protobuf:
+		if c.Type == "" {
+			return fail(errors.New("no message type: give it in the content type (messageType=pkg.Msg), the type property, the config's decode or --message-type"))
+		}
+		md, ok := in.Schemas.message(c.Type)
+		if !ok {
+			return fail(fmt.Errorf("no message %s in the schemas loaded (--proto, decode.proto)", c.Type))
+		}
+		pv, unknown, err := decodeProtobuf(in.Schemas, md, d.Bytes)
+		if err != nil {
+			return fail(err)
+		}
+		v, d.Unknown = pv, unknown
+	case Avro:
+		sc, datum, framing := in.Schemas.avroFraming(d.Bytes)
+		if sc == nil {
+			if c.Type == "" {
+				return fail(errors.New("no schema: give it in the content type (schema=…), the config's decode or --avro-schema"))
+			}
+			var ok bool
+			if sc, ok = in.Schemas.avroSchema(c.Type); !ok {
+				return fail(fmt.Errorf("no Avro schema %s loaded (--avro-schema, decode.avro_schema)", c.Type))
+			}
+		} else {
+			c.Type, d.Framing = schemaName(sc), framing
+		}
+		av, err := decodeAvro(sc, datum)
+		if err != nil {
+			return fail(err)
+		}
+		v = av
+	case MessagePack:
+		mv, err := decodeMessagePack(d.Bytes)
+		if err != nil {
+			return fail(err)
+		}
+		v = mv
+	case JSON:
+		if err := json.Unmarshal(d.Bytes, &v); err != nil {
+			if c.From == "" { // it only looked like JSON
+				return d
+			}
+			return fail(err)
+		}
+	default:
+		return d
+	}
+	d.Format, d.FormatFrom, d.Type, d.Value = c.Format, c.From, c.Type, v
 	return d
 }
 

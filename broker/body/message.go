@@ -8,17 +8,8 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 )
 
-// Of reads a message's body by its properties and headers.
-func Of(m broker.Message) Decoded {
-	in := Input{ContentType: m.Properties.ContentType, ContentEncoding: m.Properties.ContentEncoding, Body: m.Body}
-	switch c := m.Headers["compression"].(type) {
-	case string:
-		in.Compression = c
-	case []byte:
-		in.Compression = string(c)
-	}
-	return Decode(in)
-}
+// Of reads a message's body by its properties and headers alone.
+func Of(m broker.Message) Decoded { return (*Reader)(nil).Read("", m) }
 
 // Text is the body as text a search matches: what a MessagePack document
 // holds written as JSON, else the bytes with their compression undone.

@@ -1,0 +1,47 @@
+package body
+
+import (
+	"path"
+
+	"github.com/parkinglot/parkinglot/broker"
+)
+
+// Reader reads the bodies of messages with the schemas and rules a person
+// configured. A nil Reader reads by the messages' properties alone.
+type Reader struct {
+	Schemas *Schemas
+	// Queues are rules by queue: the first whose pattern (a name, or a
+	// glob: orders.*.dlq) matches the message's queue.
+	Queues []QueueRule
+	// Default reads a body no queue rule and no property says how to
+	// (flags).
+	Default Rule
+}
+
+// QueueRule is how the bodies of the queues Pattern matches are read.
+type QueueRule struct {
+	Pattern string
+	Rule    Rule
+}
+
+// Read reads m, parked in queue, by its properties, else by the rule for
+// its queue, else by the default.
+func (r *Reader) Read(queue string, m broker.Message) Decoded {
+	in := Input{ContentType: m.Properties.ContentType, ContentEncoding: m.Properties.ContentEncoding, Type: m.Properties.Type, Body: m.Body}
+	switch c := m.Headers["compression"].(type) {
+	case string:
+		in.Compression = c
+	case []byte:
+		in.Compression = string(c)
+	}
+	if r != nil {
+		in.Schemas, in.Rule = r.Schemas, r.Default
+		for _, q := range r.Queues {
+			if ok, _ := path.Match(q.Pattern, queue); ok || q.Pattern == queue {
+				in.Rule = q.Rule
+				break
+			}
+		}
+	}
+	return Decode(in)
+}
