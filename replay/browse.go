@@ -64,7 +64,7 @@ const (
 
 // Browse lists a parking lot without removing anything.
 func (s *Session) Browse(ctx context.Context, o BrowseOptions) (*Browse, error) {
-	sel, err := newSelection(Selector{IDs: o.IDs, Filter: o.Filter}, false)
+	sel, err := newSelection(Selector{IDs: o.IDs, Filter: o.Filter}, false, s.Bodies)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ type Config struct {
 	CurrentContext string                `yaml:"current_context"`
 	Contexts       map[string]Context    `yaml:"contexts"`
 	ParkingLots    map[string]ParkingLot `yaml:"parking_lots"`
+	Decode         Decode                `yaml:"decode"`
 }
 
 // Context is one named broker (or cluster) to talk to.
@@ -143,6 +144,10 @@ func ReadConfig(path string) (Config, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("config %s: %s", path, retrycore.YAMLProblem(err, configYAMLProblems))
 	}
+	if err := c.Decode.check(); err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.Decode.relativeTo(filepath.Dir(path))
 	for name, pl := range c.ParkingLots {
 		if !RateOK(pl.Rate) {
 			return c, fmt.Errorf("config %s: parking_lots.%s.rate: %v: want %v messages per second or more (0: as fast as confirms come)", path, name, pl.Rate, MinRate)
@@ -159,9 +164,11 @@ func ReadConfig(path string) (Config, error) {
 // configYAMLProblems reword yaml.v3's messages in the file's terms rather
 // than Go's ("field colour not found in type replay.Context").
 var configYAMLProblems = []retrycore.YAMLRule{
-	retrycore.Reword(`field (\S+) not found in type replay\.Config`, `unknown key "$1" (known: current_context, contexts, parking_lots)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.Config`, `unknown key "$1" (known: current_context, contexts, parking_lots, decode)`),
 	retrycore.Reword(`field (\S+) not found in type replay\.Context`, `unknown key "$1" in a context (known: url, management_url, vhost, tls, password_file, password_command)`),
 	retrycore.Reword(`field (\S+) not found in type struct.*`, `unknown key "$1" in tls (known: ca, cert, key)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.Decode\b`, `unknown key "$1" in decode (known: proto_path, proto, avro_schema, confluent_ids, queues)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.DecodeQueue`, `unknown key "$1" in a decode queue (known: queue, format, type)`),
 	retrycore.Reword(`field (\S+) not found in type replay\.ParkingLot`, `unknown key "$1" in a parking lot (known: to, rate)`),
 	retrycore.Reword("cannot unmarshal !!\\w+ `([^`]*)` into float64", `"$1" is not a number`),
 	retrycore.Reword("cannot unmarshal !!\\w+ `([^`]*)` into string", `"$1" is not text`),

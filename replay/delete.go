@@ -28,7 +28,7 @@ func (s *Session) Delete(ctx context.Context, o DeleteOptions) (Result, error) {
 	if o.Queue == "" {
 		return Result{}, fmt.Errorf("%w: no queue given", ErrBadSelection)
 	}
-	sel, err := newSelection(o.Select, true)
+	sel, err := newSelection(o.Select, true, s.Bodies)
 	if err != nil {
 		return Result{}, err
 	}

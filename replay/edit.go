@@ -122,7 +122,7 @@ func (s *Session) FinishEdit(ctx context.Context, d *EditDraft, o Options) (Resu
 	if err := o.check(); err != nil {
 		return Result{}, err
 	}
-	sel, err := newSelection(o.Select, true)
+	sel, err := newSelection(o.Select, true, s.Bodies)
 	if err != nil {
 		return Result{}, err
 	}

@@ -50,7 +50,7 @@ func (s *Session) Export(ctx context.Context, o ExportOptions) (Result, error) {
 	if o.Remove && o.File == "" {
 		return Result{}, fmt.Errorf("%w: removing needs a file: a message is removed only once its line is fsynced to a file", ErrBadSelection)
 	}
-	sel, err := newSelection(o.Select, false)
+	sel, err := newSelection(o.Select, false, s.Bodies)
 	if err != nil {
 		return Result{}, err
 	}

@@ -53,6 +53,7 @@ type Filter struct {
 	prog     *vm.Program
 	needBody bool // building the env skips the body (up to 16 MiB) unless used
 	decode   bool // body_text or decoded is used: the body is decoded
+	bodies   *body.Reader
 	needHdrs bool
 }
 
@@ -83,6 +84,14 @@ func CompileFilter(src string) (*Filter, error) {
 		return false
 	})
 	return f, nil
+}
+
+// readingBodies is f reading bodies with r (the session's schemas).
+func (f *Filter) readingBodies(r *body.Reader) *Filter {
+	if f != nil {
+		f.bodies = r
+	}
+	return f
 }
 
 // String is the expression's source.
@@ -123,7 +132,7 @@ func (f *Filter) Match(m broker.Message, sum Summary, queue string, now time.Tim
 		env.Body = string(m.Body)
 	}
 	if f.decode {
-		d := body.Of(m)
+		d := f.bodies.Read(queue, m)
 		env.BodyText, env.Decoded = d.Text(), d.Value
 	}
 	if f.needHdrs {

@@ -38,7 +38,7 @@ func BenchmarkReplayClientWork(b *testing.B) {
 	defer r.confirmed.reset()
 	a := &auditLog{user: AuditUser{OS: "oncall", AMQP: "guest"}}
 	p := &publisher{inflight: map[uint64]*flight{}, byRID: map[string]*flight{}}
-	sel, err := newSelection(Selector{All: true}, false)
+	sel, err := newSelection(Selector{All: true}, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func (s *Session) PlanEach(ctx context.Context, o Options, sink PlanSink) (Plan,
 	if err := o.check(); err != nil {
 		return Plan{}, err
 	}
-	sel, err := newSelection(o.Select, true)
+	sel, err := newSelection(o.Select, true, s.Bodies)
 	if err != nil {
 		return Plan{}, err
 	}

@@ -118,7 +118,7 @@ func (s *Session) Replay(ctx context.Context, o Options) (Result, error) {
 	if o.DryRun {
 		return s.dryRun(ctx, o)
 	}
-	sel, err := newSelection(o.Select, true)
+	sel, err := newSelection(o.Select, true, s.Bodies)
 	if err != nil {
 		return Result{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/broker/store"
 )
 
@@ -37,14 +38,15 @@ func (s *selection) reached(n, limit int) bool {
 	return s.capped
 }
 
-// newSelection checks a Selector: exactly one of IDs (or Chosen), All and
+// newSelection checks a Selector (its filter reads bodies with bodies): exactly one of IDs (or Chosen), All and
 // Filter (IDs and Filter may combine: both must match). With needOne false
 // an empty selector selects everything (list, export). Close it when done.
-func newSelection(sel Selector, needOne bool) (*selection, error) {
+func newSelection(sel Selector, needOne bool, bodies *body.Reader) (*selection, error) {
 	f, err := CompileFilter(sel.Filter)
 	if err != nil {
 		return nil, err
 	}
+	f = f.readingBodies(bodies)
 	s := &selection{all: sel.All, filter: f, ids: sel.Chosen}
 	switch {
 	case len(sel.IDs) > 0 && sel.Chosen != nil:

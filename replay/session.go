@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/body"
 )
 
 // Session is one user's connection to a broker: a connection for consuming
@@ -32,6 +33,9 @@ type Session struct {
 	// Reconnects bounds how many times one run re-dials a lost connection
 	// and carries on.
 	Reconnects int
+	// Bodies reads bodies for filters and searches: the schemas and rules
+	// of the config's decode and the flags (nil: by their properties).
+	Bodies *body.Reader
 
 	amqpUser string
 	osUser   string

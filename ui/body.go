@@ -32,7 +32,7 @@ func renderBody(st *Styles, d body.Decoded, contentType string) ([]string, forma
 		notes = append(notes, fmt.Sprintf("showing the first %d of %d bytes; export (x) to see it all", maxBodyShown, r.Size))
 	}
 	switch r.Kind {
-	case format.BodyJSON, format.BodyMessagePack:
+	case format.BodyJSON, format.BodyMessagePack, format.BodyProtobuf, format.BodyAvro:
 		var buf bytes.Buffer
 		_ = json.Indent(&buf, r.Shown, "", "  ") // ReadBody gives valid JSON for these
 		return limitLines(colourJSON(st, buf.String())), r.Kind, strings.Join(notes, "; ")

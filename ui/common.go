@@ -7,6 +7,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/broker/body"
 )
 
 // common is what every screen and dialog shares (soft-serve's
@@ -29,6 +31,7 @@ type common struct {
 	describe   string                                              // the connection, for the status bar
 	refresh    time.Duration                                       // queue depth refresh; negative: never
 	searchKeep int                                                 // matches a search keeps (0: replay.DefaultSearchKeep)
+	bodies     *body.Reader                                        // reads bodies with the configured schemas (nil: by their properties)
 
 	// workers counts goroutines that talk to the broker, so quitting can
 	// wait until each has given its held messages back.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
-	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/retrycore"
 	"github.com/parkinglot/parkinglot/ui/format"
 )
@@ -113,7 +112,7 @@ func (m *messageScreen) content() string {
 	if len(m.msg.Headers) == 0 {
 		add(st.Dim.Render("(none)"))
 	}
-	shown, kind, note := renderBody(st, body.Of(*m.msg), m.msg.Properties.ContentType)
+	shown, kind, note := renderBody(st, m.c.bodies.Read(m.queue, *m.msg), m.msg.Properties.ContentType)
 	add("", st.Title.Render("Body")+st.Dim.Render(fmt.Sprintf(" (%s, %d bytes)", kind, len(m.msg.Body))))
 	if note != "" {
 		add(st.Warning.Render(note))

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/ui/editor"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	// SearchKeep is how many matches a search keeps to show (0:
 	// replay.DefaultSearchKeep); the rest are counted.
 	SearchKeep int
+	// Bodies reads message bodies with the schemas of the config's
+	// decode and the flags; nil reads them by their properties alone.
+	Bodies *body.Reader
 }
 
 // Model is the root model: the navigation stack of screens, the dialog on
@@ -89,7 +93,7 @@ func New(ctx context.Context, b Backend, opts Options) *Model {
 	c := &common{
 		ctx: ctx, backend: b, styles: NewStyles(r), keys: DefaultKeyMap(),
 		now: now, editor: editor, exportDir: opts.ExportDir, describe: b.Describe(),
-		workers: newWorkers(), width: 80, height: 20, refresh: opts.Refresh, searchKeep: opts.SearchKeep,
+		workers: newWorkers(), width: 80, height: 20, refresh: opts.Refresh, searchKeep: opts.SearchKeep, bodies: opts.Bodies,
 	}
 	if c.refresh == 0 {
 		c.refresh = queueRefresh

@@ -699,6 +699,18 @@ exit 0`)
 		{name: "config-not-a-number", code: 2, want: `"fast" is not a number`, setup: func(b *bx) []string {
 			return []string{"--config", b.file("config.yaml", "parking_lots:\n  q: {rate: fast}\n", 0o600), "list", "q"}
 		}},
+		{name: "config-decode-bad-format", code: 2, want: `decode.queues[0].format "xml": want protobuf, avro, msgpack or json`, setup: func(b *bx) []string {
+			return []string{"--config", b.file("config.yaml", "decode:\n  queues:\n    - {queue: q, format: xml}\n", 0o600), "list", "q"}
+		}},
+		{name: "proto-file-missing", code: 2, want: "schema: ", setup: func(b *bx) []string {
+			return []string{"--proto", "/nonexistent/shop.proto", "list", "q"}
+		}},
+		{name: "proto-file-broken", code: 2, want: "syntax error", setup: func(b *bx) []string {
+			return []string{"--proto", b.file("broken.proto", "syntax = \"proto3\";\nmessage {\n", 0o600), "list", "q"}
+		}},
+		{name: "avro-schema-broken", code: 2, want: "schema ", setup: func(b *bx) []string {
+			return []string{"--avro-schema", b.file("broken.avsc", `{"type": "record", "name": "X", "fields": [{"name": "a", "type": "nosuch"}]}`, 0o600), "list", "q"}
+		}},
 		{name: "unknown-context", code: 2, want: `no context "staging" in the config (known: prod)`, setup: func(b *bx) []string {
 			cfg := b.file("config.yaml", "contexts:\n  prod: {url: \""+u.url()+"\"}\n", 0o600)
 			return []string{"--config", cfg, "--context", "staging", "list", "q"}

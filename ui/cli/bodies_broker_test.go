@@ -19,10 +19,12 @@ import (
 )
 
 // TestRecordedBodiesReadFilteredAndReplayedRaw: the bodies kombu
-// (MessagePack, zlib under its compression header) and pika (gzip JSON)
-// wrote, rejected into a parking lot by a consumer, are shown decoded,
-// found by a plain search and a filter on a decoded field, and replayed
-// as the bytes they were, properties and headers with them.
+// (MessagePack, zlib under its compression header) and pika (gzip JSON,
+// protobuf with a field newer than the schema, Avro in the Confluent wire
+// format) wrote, rejected into a parking lot by a consumer, are shown
+// decoded with the schemas of the config's decode, found by a plain
+// search and a filter on a decoded field, and replayed as the bytes they
+// were, properties and headers with them.
 func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 	ch := brokertest.Channel(t)
 	work, lot, sink := brokertest.Name(t, "work"), brokertest.Name(t, "lot"), brokertest.Name(t, "sink")
@@ -30,7 +32,8 @@ func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 	brokertest.DeclareQueue(t, ch, sink, nil)
 	brokertest.DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": lot})
 	recorded := map[string]broker.Message{}
-	for _, scenario := range []string{"kombu-msgpack-zlib", "pika-gzip-json"} {
+	scenarios := []string{"kombu-msgpack-zlib", "pika-gzip-json", "pika-protobuf", "pika-avro-confluent"}
+	for _, scenario := range scenarios {
 		m := recording(t, scenario)
 		recorded[scenario] = m
 		hdrs := amqp.Table{}
@@ -39,7 +42,7 @@ func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 				hdrs[k] = v
 			}
 		}
-		brokertest.Publish(t, ch, "", work, amqp.Publishing{MessageId: scenario, ContentType: m.Properties.ContentType,
+		brokertest.Publish(t, ch, "", work, amqp.Publishing{MessageId: scenario, ContentType: m.Properties.ContentType, Type: m.Properties.Type,
 			ContentEncoding: m.Properties.ContentEncoding, DeliveryMode: amqp.Persistent, Headers: hdrs, Body: m.Body})
 	}
 	// A consumer rejects both: the broker dead-letters them into the lot.
@@ -49,16 +52,35 @@ func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	brokertest.WaitDepth(t, lot, 2, 15*time.Second)
+	brokertest.WaitDepth(t, lot, len(scenarios), 15*time.Second)
 
+	schemas, err := filepath.Abs(filepath.Join("..", "..", "testdata", "frameworks", "schemas"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("decode:\n  proto_path: ["+schemas+"]\n  proto: ["+filepath.Join(schemas, "shop.proto")+
+		"]\n  avro_schema: ["+filepath.Join(schemas, "payment.avsc")+"]\n  confluent_ids: {7: payment.avsc}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c := clitest.NewCLI(t)
-	r := c.Run("", "show", lot, "kombu-msgpack-zlib")
-	for _, want := range []string{"MessagePack (content_type application/x-msgpack), shown as JSON", "zlib-compressed (compression)", `"order_id": "4711"`} {
-		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
-			t.Errorf("show kombu-msgpack-zlib: exit %d, no %q:\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	for scenario, wants := range map[string][]string{
+		"kombu-msgpack-zlib":  {"MessagePack (content_type application/x-msgpack), shown as JSON", "zlib-compressed (compression)", `"order_id": "4711"`},
+		"pika-protobuf":       {"protobuf shop.Order (content_type ", "5 bytes of fields shop.Order does not name", `"order_id": "4711"`, `"status": "STATUS_REFUSED"`, `"@type": "type.googleapis.com/shop.Invoice"`},
+		"pika-avro-confluent": {"Avro shop.Payment (Confluent schema id 7), shown as JSON", `"payment_id": "PAY-1"`, `"paid_at": "2025-12-06T05:46:40.123Z"`},
+	} {
+		r := c.Run("", "--config", config, "show", lot, scenario)
+		for _, want := range wants {
+			if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+				t.Errorf("show %s: exit %d, no %q:\n%s%s", scenario, r.Code, want, r.Stdout, r.Stderr)
+			}
 		}
 	}
-	r = c.Run("", "show", lot, "pika-gzip-json", "-o", "json")
+	// Without the schemas, a protobuf body says why it is bytes.
+	if r := c.Run("", "show", lot, "pika-protobuf"); r.Code != 0 || !strings.Contains(r.Stdout, "not valid protobuf") {
+		t.Errorf("show pika-protobuf without schemas: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r := c.Run("", "show", lot, "pika-gzip-json", "-o", "json")
 	var shown struct {
 		Decoded     map[string]any    `json:"decoded"`
 		BodyReading map[string]string `json:"body_reading"`
@@ -66,17 +88,26 @@ func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &shown); err != nil || shown.Decoded["order_id"] != "4711" || shown.BodyReading["compression"] != "gzip" {
 		t.Errorf("show -o json: exit %d, %v: %s%s", r.Code, err, r.Stdout, r.Stderr)
 	}
-	// A plain search finds the order number inside both compressed bodies.
-	r = c.Run("", "search", "4711", lot, "-o", "json")
-	if r.Code != 0 || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 1 {
-		t.Errorf("search 4711: exit %d, want 2 matches:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	lines := func(r clitest.Result) int {
+		return len(strings.Fields(strings.ReplaceAll(strings.TrimSpace(r.Stdout), " ", "")))
 	}
-	r = c.Run("", "list", lot, "--filter", `decoded.amount > 1000 && decoded.customer.id == "C-77"`, "-o", "json")
-	if r.Code != 0 || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 1 {
-		t.Errorf("list --filter on decoded fields: exit %d, want 2 lines:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	// A plain search finds the order number inside every body.
+	r = c.Run("", "--config", config, "search", "4711", lot, "-o", "json")
+	if r.Code != 0 || lines(r) != len(scenarios) {
+		t.Errorf("search 4711: exit %d, want %d matches:\n%s%s", r.Code, len(scenarios), r.Stdout, r.Stderr)
+	}
+	for filter, want := range map[string]int{
+		`decoded.amount > 1000 && decoded.customer.id == "C-77"`:          2, // kombu's and pika's JSON order
+		`decoded.status == "STATUS_REFUSED" && decoded.items[0].qty == 2`: 1,
+		`decoded.payer.vip && decoded.currency == "EUR"`:                  1,
+	} {
+		r = c.Run("", "--config", config, "list", lot, "--filter", filter, "-o", "json")
+		if r.Code != 0 || lines(r) != want {
+			t.Errorf("list --filter %s: exit %d, want %d lines:\n%s%s", filter, r.Code, want, r.Stdout, r.Stderr)
+		}
 	}
 	// Replayed, each is the producer's bytes with its properties.
-	r = c.Run("", "replay", lot, "--filter", `decoded.order_id == "4711"`, "--to", ":"+sink, "--yes")
+	r = c.Run("", "--config", config, "replay", lot, "--filter", `decoded.order_id == "4711"`, "--to", ":"+sink, "--yes")
 	if r.Code != 0 {
 		t.Fatalf("replay: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/replay"
 	"github.com/parkinglot/parkinglot/ui/iostreams"
 )
@@ -32,6 +33,7 @@ type Factory struct {
 	// ConfigNamed: --config was given, so its file must exist.
 	ConfigNamed bool
 	ConnFlags   ConnectionFlags
+	DecodeFlags replay.DecodeFlags
 
 	// NoSecrets: the command reads no password source (`config` says
 	// where they are without running them).
@@ -43,6 +45,9 @@ type Factory struct {
 	Config replay.Config
 	Conn   replay.Connection
 	Log    *slog.Logger
+	// Bodies reads message bodies with the schemas of the config's
+	// decode and the flags (nil: by their properties alone).
+	Bodies *body.Reader
 
 	// OpenSession opens a session named for the command; nil is
 	// replay.Open on Conn and Config. Tests give a fake.
@@ -74,6 +79,7 @@ func (f *Factory) Session(ctx context.Context, what string) (Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.Bodies = f.Bodies
 	// Refused before the command shows or changes anything; the check's
 	// one request is the management probe the command makes anyway, kept
 	// for the session.

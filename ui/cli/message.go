@@ -48,13 +48,13 @@ type bodyReading struct {
 }
 
 // MessageJSON is the one-line JSON `show -o json` prints.
-func MessageJSON(queue string, m broker.Message, s replay.Summary) ([]byte, error) {
+func MessageJSON(bodies *body.Reader, queue string, m broker.Message, s replay.Summary) ([]byte, error) {
 	raw, err := m.MarshalJSON() // not json.Marshal: its error would name Go types
 	if err != nil {
 		return nil, err
 	}
 	out := shownMessage{Queue: queue, Message: raw, Facts: s.Facts, Origin: s.Origin, OriginErr: s.OriginErr, ParkedAt: s.ParkedAt, Group: s.Group}
-	if d := body.Of(m); d.Format != body.None || d.Compression != "" || d.Err != nil {
+	if d := bodies.Read(queue, m); d.Format != body.None || d.Compression != "" || d.Err != nil {
 		out.BodyReading = &bodyReading{Format: string(d.Format), FormatFrom: d.FormatFrom, Compression: d.Compression, CompressionFrom: d.CompressionFrom}
 		if d.Err != nil {
 			out.BodyReading.Error = d.Err.Error()
@@ -70,7 +70,7 @@ func MessageJSON(queue string, m broker.Message, s replay.Summary) ([]byte, erro
 // headers (x-last-error and x-retry-count first), the death history as a
 // timeline, and the body (JSON pretty-printed, text as is, binary as a hex
 // dump; the first 64 KiB).
-func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary, now time.Time) error {
+func WriteMessage(w io.Writer, bodies *body.Reader, queue string, m broker.Message, s replay.Summary, now time.Time) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -138,7 +138,7 @@ func WriteMessage(w io.Writer, queue string, m broker.Message, s replay.Summary,
 		}
 	}
 	fmt.Fprintf(&b, "\nBody (%s, %d bytes)\n", orDash(format.Name(m.Properties.ContentType)), len(m.Body))
-	b.WriteString(FormatBody(body.Of(m), m.Properties.ContentType, ShowBodyLimit))
+	b.WriteString(FormatBody(bodies.Read(queue, m), m.Properties.ContentType, ShowBodyLimit))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -261,7 +261,7 @@ func FormatBody(d body.Decoded, contentType string, limit int) string {
 	switch r.Kind {
 	case format.BodyEmpty:
 		out += "(empty)\n"
-	case format.BodyJSON, format.BodyMessagePack:
+	case format.BodyJSON, format.BodyMessagePack, format.BodyProtobuf, format.BodyAvro:
 		var buf bytes.Buffer
 		_ = json.Indent(&buf, r.Shown, "", "  ") // ReadBody gives valid JSON for these
 		out += buf.String() + "\n"

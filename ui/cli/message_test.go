@@ -39,7 +39,7 @@ func shown(t *testing.T, m broker.Message) string {
 	t.Helper()
 	s := replay.Summarize(context.Background(), m, retrycore.OriginQuery{ParkingLot: "parked"})
 	var b strings.Builder
-	if err := WriteMessage(&b, "parked", m, s, time.Now()); err != nil {
+	if err := WriteMessage(&b, nil, "parked", m, s, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -118,7 +118,7 @@ func TestShowReadsCompressedAndMessagePackBodies(t *testing.T) {
 				t.Errorf("%s: no %q in\n%s", c.scenario, w, out)
 			}
 		}
-		line, err := MessageJSON("parked", m, replay.Summarize(context.Background(), m, retrycore.OriginQuery{ParkingLot: "parked"}))
+		line, err := MessageJSON(nil, "parked", m, replay.Summarize(context.Background(), m, retrycore.OriginQuery{ParkingLot: "parked"}))
 		if err != nil {
 			t.Fatal(err)
 		}

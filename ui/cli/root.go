@@ -89,6 +89,10 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	pf.BoolVar(&f.ConnFlags.AllowManagementMismatch, "allow-management-mismatch", false, "use the management API even when it belongs to another cluster than the AMQP broker (says so)")
 	pf.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&f.LogFormat, "log-format", logText, "log lines on stderr: text or json (one object a line)")
+	pf.StringArrayVar(&f.DecodeFlags.ProtoPath, "proto-path", nil, "where the imports of --proto files are found (repeatable)")
+	pf.StringArrayVar(&f.DecodeFlags.Proto, "proto", nil, "a .proto file or a descriptor set (protoc -o, buf build) to decode protobuf bodies with (repeatable)")
+	pf.StringVar(&f.DecodeFlags.MessageType, "message-type", "", "the protobuf message of bodies nothing else says how to read (pkg.Order)")
+	pf.StringArrayVar(&f.DecodeFlags.AvroSchema, "avro-schema", nil, "an Avro schema (.avsc) to decode Avro bodies with (repeatable)")
 
 	root.AddCommand(
 		NewCmdTUI(f, nil),
@@ -147,6 +151,9 @@ func setup(ctx context.Context, f *Factory) error {
 		return &UsageError{err} // bad configuration, like an unknown --context
 	}
 	f.Config = cfg
+	if f.Bodies, err = replay.BodyReader(ctx, cfg.Decode, f.DecodeFlags); err != nil {
+		return &UsageError{err} // a schema that does not load, named
+	}
 	if w := clearTextWarning(f.ConfigPath, cfg); w != "" {
 		f.say(slog.LevelWarn, w)
 	}

@@ -52,12 +52,12 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	if opts.JSON() {
-		line, err := MessageJSON(opts.Queue, m, sum)
+		line, err := MessageJSON(opts.Bodies, opts.Queue, m, sum)
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintln(out, string(line))
 		return err
 	}
-	return WriteMessage(out, opts.Queue, m, sum, time.Now())
+	return WriteMessage(out, opts.Bodies, opts.Queue, m, sum, time.Now())
 }

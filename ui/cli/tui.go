@@ -46,5 +46,7 @@ func tuiRun(ctx context.Context, opts *TUIOptions) error {
 		return err
 	}
 	defer s.Close()
-	return ui.Run(ctx, ui.NewSessionBackend(s), ui.RunOptions{Options: opts.Options, Streams: opts.IOStreams})
+	o := opts.Options
+	o.Bodies = opts.Factory.Bodies
+	return ui.Run(ctx, ui.NewSessionBackend(s), ui.RunOptions{Options: o, Streams: opts.IOStreams})
 }

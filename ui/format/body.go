@@ -8,8 +8,15 @@ import (
 	"github.com/parkinglot/parkinglot/broker/body"
 )
 
-// BodyMessagePack is a MessagePack body, shown as the JSON it holds.
-const BodyMessagePack BodyKind = "MessagePack"
+// The bodies shown as the JSON of the document they hold.
+const (
+	BodyMessagePack BodyKind = "MessagePack"
+	BodyProtobuf    BodyKind = "protobuf"
+	BodyAvro        BodyKind = "Avro"
+)
+
+// documentKinds are the kinds of body decoded by a format, by format.
+var documentKinds = map[body.Format]BodyKind{body.MessagePack: BodyMessagePack, body.Protobuf: BodyProtobuf, body.Avro: BodyAvro}
 
 // ReadableBody is a body as people see it (show, the TUI).
 type ReadableBody struct {
@@ -38,10 +45,13 @@ func ReadBody(d body.Decoded, contentType string, limit int) ReadableBody {
 	if d.Err != nil {
 		r.Notes = append(r.Notes, bodyErrorNote(d.Err, contentType))
 	}
-	if d.Format == body.MessagePack {
+	if kind, ok := documentKinds[d.Format]; ok {
 		if js, err := json.Marshal(body.JSONValue(d.Value)); err == nil && (limit <= 0 || len(js) <= limit) {
-			r.Kind, r.Shown, r.Size = BodyMessagePack, js, len(js)
-			r.Notes = append(r.Notes, fmt.Sprintf("MessagePack (content_type %s), shown as JSON", Name(contentType)))
+			r.Kind, r.Shown, r.Size = kind, js, len(js)
+			r.Notes = append(r.Notes, decodedNote(kind, d, contentType))
+			if d.Unknown > 0 {
+				r.Notes = append(r.Notes, fmt.Sprintf("%d bytes of fields %s does not name (a newer producer than the schema?)", d.Unknown, Name(d.Type)))
+			}
 			return r
 		}
 	}
@@ -73,4 +83,22 @@ func bodyErrorNote(err error, contentType string) string {
 		return fmt.Sprintf("%s %s is not a compression parkinglot reads (gzip, zlib, deflate, bzip2); shown as it is", e.From, Name(e.What))
 	}
 	return fmt.Sprintf("%s %s: cannot be decompressed: %s; shown as it is", e.From, Name(e.What), reason)
+}
+
+// decodedNote says what a decoded body was read as and what chose it.
+func decodedNote(kind BodyKind, d body.Decoded, contentType string) string {
+	what := string(kind)
+	if d.Type != "" {
+		what += " " + Name(d.Type)
+	}
+	from := d.FormatFrom
+	switch {
+	case d.Framing != "":
+		from = d.Framing
+	case from == "content_type":
+		from = "content_type " + Name(contentType)
+	case from == "type":
+		from = "the type property"
+	}
+	return fmt.Sprintf("%s (%s), shown as JSON", what, from)
 }
