@@ -51,6 +51,11 @@ func renderBody(st *Styles, d body.Decoded, contentType string) ([]string, forma
 	return strings.Split(strings.TrimRight(hex.Dump(hx), "\n"), "\n"), r.Kind, strings.Join(notes, "; ")
 }
 
+// rawHex is a body's bytes as a hex dump, at most maxHexShown of them.
+func rawHex(b []byte) []string {
+	return strings.Split(strings.TrimRight(hex.Dump(b[:min(len(b), maxHexShown)]), "\n"), "\n")
+}
+
 func limitLines(lines []string) []string {
 	if len(lines) <= maxBodyLines {
 		return lines

@@ -33,6 +33,7 @@ type KeyMap struct {
 	Delete     key.Binding
 	Export     key.Binding
 	Import     key.Binding
+	RawBody    key.Binding // the message screen: the body's raw bytes as hex, or as read
 
 	// Dialogs.
 	Confirm      key.Binding
@@ -88,6 +89,7 @@ func DefaultKeyMap() *KeyMap {
 		Edit:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit")),
 		Delete:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "delete")),
 		Export:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "export")),
+		RawBody:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "raw bytes/decoded")),
 		Import:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "import an export file")),
 
 		Confirm:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm")),

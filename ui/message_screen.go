@@ -25,6 +25,8 @@ type messageScreen struct {
 	// acted: an action that removes the message was started here; once
 	// it is done the screen goes back to the list.
 	acted bool
+	// raw shows the body's bytes as they are on the wire, as hex (v).
+	raw   bool
 	vp    viewport.Model
 	width int
 }
@@ -114,6 +116,9 @@ func (m *messageScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.vp.ScrollRight(8)
 	case key.Matches(msg, k.Back):
 		return pop
+	case key.Matches(msg, k.RawBody):
+		m.raw = !m.raw
+		m.refresh()
 	case key.Matches(msg, k.Edit):
 		m.acted = true
 		m.stopList()
@@ -178,7 +183,7 @@ func (m *messageScreen) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Left, k.Right},
-		{k.ReplayOne, k.Edit, k.Delete, k.Export},
+		{k.ReplayOne, k.Edit, k.Delete, k.Export, k.RawBody},
 		{k.Back, k.Help, k.Jobs, k.Quit, k.ForceQuit},
 	}
 }

@@ -112,7 +112,14 @@ func (m *messageScreen) content() string {
 	if len(m.msg.Headers) == 0 {
 		add(st.Dim.Render("(none)"))
 	}
-	shown, kind, note := renderBody(st, m.c.bodies.Read(m.queue, *m.msg), m.msg.Properties.ContentType)
+	var shown []string
+	var kind format.BodyKind
+	var note string
+	if m.raw {
+		shown, kind, note = rawHex(m.msg.Body), "raw", "the bytes as they are, nothing undone or decoded (v: as read)"
+	} else {
+		shown, kind, note = renderBody(st, m.c.bodies.Read(m.queue, *m.msg), m.msg.Properties.ContentType)
+	}
 	add("", st.Title.Render("Body")+st.Dim.Render(fmt.Sprintf(" (%s, %d bytes)", kind, len(m.msg.Body))))
 	if note != "" {
 		add(st.Warning.Render(note))

@@ -27,32 +27,17 @@ import (
 // were, properties and headers with them.
 func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 	ch := brokertest.Channel(t)
-	work, lot, sink := brokertest.Name(t, "work"), brokertest.Name(t, "lot"), brokertest.Name(t, "sink")
+	lot, sink := brokertest.Name(t, "lot"), brokertest.Name(t, "sink")
 	brokertest.DeclareQueue(t, ch, lot, nil)
 	brokertest.DeclareQueue(t, ch, sink, nil)
-	brokertest.DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": lot})
-	recorded := map[string]broker.Message{}
 	scenarios := []string{"kombu-msgpack-zlib", "pika-gzip-json", "pika-protobuf", "pika-avro-confluent"}
+	recorded := map[string]broker.Message{}
+	var msgs []amqp.Publishing
 	for _, scenario := range scenarios {
-		m := recording(t, scenario)
-		recorded[scenario] = m
-		hdrs := amqp.Table{}
-		for k, v := range m.Headers {
-			if !strings.HasPrefix(k, "x-") { // the broker writes its own x-death
-				hdrs[k] = v
-			}
-		}
-		brokertest.Publish(t, ch, "", work, amqp.Publishing{MessageId: scenario, ContentType: m.Properties.ContentType, Type: m.Properties.Type,
-			ContentEncoding: m.Properties.ContentEncoding, DeliveryMode: amqp.Persistent, Headers: hdrs, Body: m.Body})
+		recorded[scenario] = brokertest.Recording(t, scenario)
+		msgs = append(msgs, brokertest.Producing(recorded[scenario], scenario))
 	}
-	// A consumer rejects both: the broker dead-letters them into the lot.
-	for range recorded {
-		d := brokertest.MustGet(t, ch, work)
-		if err := d.Reject(false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	brokertest.WaitDepth(t, lot, len(scenarios), 15*time.Second)
+	brokertest.ParkByReject(t, ch, lot, msgs...)
 
 	schemas, err := filepath.Abs(filepath.Join("..", "..", "testdata", "frameworks", "schemas"))
 	if err != nil {
@@ -127,24 +112,4 @@ func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 	if len(recorded) != 0 {
 		t.Errorf("not replayed: %v", recorded)
 	}
-}
-
-// recording is the parked message of testdata/frameworks/scenario.json.
-func recording(t *testing.T, scenario string) broker.Message {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "frameworks", scenario+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Message json.RawMessage `json:"message"`
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
-	var m broker.Message
-	if err := m.UnmarshalJSON(rec.Message); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
