@@ -1,6 +1,7 @@
 package body
 
 import (
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -24,7 +25,7 @@ func decodeProtobuf(s *Schemas, md protoreflect.MessageDescriptor, b []byte) (an
 // plainProto is a message as a filter compares it and JSON writes it:
 // fields by their names (set ones only), enums by their names, 64-bit
 // integers as int, bytes as []byte, a Timestamp a time.Time, a Duration
-// its text, an Any the message it holds with its "@type".
+// as protobuf's JSON writes it ("90s"), an Any the message it holds with its "@type".
 func plainProto(s *Schemas, m protoreflect.Message, unknown *int) any {
 	*unknown += len(m.GetUnknown())
 	md := m.Descriptor()
@@ -34,7 +35,7 @@ func plainProto(s *Schemas, m protoreflect.Message, unknown *int) any {
 		return time.Unix(sec, nanos).UTC()
 	case "google.protobuf.Duration":
 		sec, nanos := m.Get(md.Fields().ByName("seconds")).Int(), m.Get(md.Fields().ByName("nanos")).Int()
-		return (time.Duration(sec)*time.Second + time.Duration(nanos)).String()
+		return protoDuration(sec, nanos)
 	case "google.protobuf.Any":
 		url := m.Get(md.Fields().ByName("type_url")).String()
 		value := m.Get(md.Fields().ByName("value")).Bytes()
@@ -110,4 +111,24 @@ func plainScalar(f protoreflect.FieldDescriptor, v protoreflect.Value) any {
 	default:
 		return int(v.Int())
 	}
+}
+
+// protoDuration writes a Duration as protobuf's JSON mapping does: seconds
+// with 0, 3, 6 or 9 fractional digits and an "s" ("90s", "-1.500s").
+func protoDuration(sec, nanos int64) string {
+	sign := ""
+	if sec < 0 || nanos < 0 {
+		sign, sec, nanos = "-", -sec, -nanos
+	}
+	frac := ""
+	switch {
+	case nanos == 0:
+	case nanos%1e6 == 0:
+		frac = fmt.Sprintf(".%03d", nanos/1e6)
+	case nanos%1e3 == 0:
+		frac = fmt.Sprintf(".%06d", nanos/1e3)
+	default:
+		frac = fmt.Sprintf(".%09d", nanos)
+	}
+	return fmt.Sprintf("%s%d%ss", sign, sec, frac)
 }

@@ -248,7 +248,7 @@ def pika_protobuf():
         "order_id": "4711", "amount": 1200.5, "status": "STATUS_REFUSED", "customer_id": 9007199254740993,
         "items": [{"sku": "A-1", "qty": 2, "price_cents": 50025}, {"sku": "B-7", "qty": 1, "price_cents": 19999}],
         "labels": {"tenant": "acme"}, "card": {"last4": "4242"}, "created_at": "2025-12-06T05:46:40Z",
-        "timeout": "1m30s", "attachment": {"@type": "type.googleapis.com/shop.Invoice", "number": "INV-77"},
+        "timeout": "90s", "attachment": {"@type": "type.googleapis.com/shop.Invoice", "number": "INV-77"},
         "signature": "AJ/+",
     }
     meta["unknown_fields"] = {"channel": "web"}
