@@ -4,11 +4,15 @@ package replay_test
 
 import (
 	"context"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/parkinglot/parkinglot/broker/body"
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/benchtest"
 	"github.com/parkinglot/parkinglot/replay"
@@ -108,4 +112,64 @@ func sampleHeap() (stop func() uint64) {
 		wg.Wait()
 		return peak
 	}
+}
+
+// BenchmarkSearchDecoded: a plain-text search ("4711") of a parking lot of
+// PARKINGLOT_BENCH_N protobuf messages (default 100,000; the body pika
+// published in testdata/frameworks/pika-protobuf.json), each body decoded
+// with the schema (the search matches its JSON), against the same search
+// of a session without the schema (the raw bytes matched), alternated.
+// Beside it: the time to the first match with decoding, the first page's,
+// against the 200 ms budget.
+func BenchmarkSearchDecoded(b *testing.B) {
+	n := benchtest.BenchCount(b, 100_000)
+	rec := brokertest.Recording(b, "pika-protobuf")
+	lot := brokertest.Name(b, "search-protobuf.dlq")
+	brokertest.DeclareQueue(b, brokertest.Channel(b), lot, benchtest.BenchQueueArgs(b, true))
+	benchtest.ConfirmedPublish(b, "", lot, n, benchtest.BenchWindow, func(i int) amqp.Publishing {
+		p := benchtest.Parked(i, benchtest.ParkedOrigin{})
+		p.ContentType, p.Body = rec.Properties.ContentType, rec.Body
+		return p
+	})
+	brokertest.WaitDepth(b, lot, n, 5*time.Minute)
+	q := benchtest.DescribeBenchQueue(b, lot)
+	root, err := brokertest.ModuleRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	schemas := filepath.Join(root, "testdata", "frameworks", "schemas")
+	ctx := context.Background()
+	reader, err := replay.BodyReader(ctx, replay.Decode{ProtoPath: []string{schemas}, Proto: []string{filepath.Join(schemas, "shop.proto")}}, replay.DecodeFlags{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := openSession(b, replay.Config{})
+	settle := benchtest.GiveBackWithin(n)
+	var first []float64 // ms to the first match, decoding
+	search := func(bodies *body.Reader) float64 {
+		s.Bodies = bodies
+		var firstAt time.Duration
+		b.StartTimer()
+		t0 := time.Now()
+		res, err := s.Search(ctx, replay.SearchOptions{Queues: []string{lot}, Query: replay.TextQuery("4711"),
+			OnMatch: func(string, replay.Summary) {
+				if firstAt == 0 {
+					firstAt = time.Since(t0)
+				}
+			}})
+		brokertest.WaitDepth(b, lot, n, settle)
+		d := time.Since(t0)
+		b.StopTimer()
+		if err != nil || res.Matched != n {
+			b.Fatalf("the search matched %d of %d: %v", res.Matched, n, err)
+		}
+		if bodies != nil {
+			first = append(first, float64(firstAt)/float64(time.Millisecond))
+		}
+		return benchtest.Rate(n, d)
+	}
+	r := benchtest.Alternate(b, benchtest.BenchRounds(b), func(int) float64 { return search(reader) }, func(int) float64 { return search(nil) })
+	name := q.Name("search-protobuf-" + benchtest.CountLabel(n))
+	benchtest.BenchLine(b, name+"-decoded-vs-raw-bytes", n, r, "")
+	benchtest.BenchLine(b, name+"-decoded-first-match-vs-200ms-budget", n, benchtest.Budget(first, 200), "ms")
 }
