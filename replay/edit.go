@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/body"
 )
 
 // EditDraft is a parked message whose body is being edited in a file.
@@ -21,6 +22,13 @@ type EditDraft struct {
 	ContentType string
 	Original    broker.Message
 	Summary     Summary
+	// Decoded is the body as the editor got it when it is a document
+	// (MessagePack, protobuf, Avro: as JSON) or compressed text, and
+	// Shown exactly what the draft held; Check encodes the edit back
+	// with schemas. Nil: the raw body was written.
+	Decoded *body.Decoded
+	Shown   []byte
+	schemas *body.Schemas
 }
 
 // PrepareEdit finds a parked message (giving everything back) and writes
@@ -31,20 +39,34 @@ func (s *Session) PrepareEdit(ctx context.Context, queue, id string) (*EditDraft
 	if err != nil {
 		return nil, err
 	}
-	ext := ".txt"
+	text, ext := m.Body, ".txt"
+	var decoded *body.Decoded
+	if dec := s.Bodies.Read(queue, m); body.Editable(dec) {
+		decoded, text = &dec, dec.Bytes
+		if dec.Format == body.MessagePack || dec.Format == body.Protobuf || dec.Format == body.Avro {
+			if text, err = json.MarshalIndent(body.JSONValue(dec.Value), "", "  "); err != nil {
+				return nil, fmt.Errorf("edit: %w", err)
+			}
+			text = append(text, '\n')
+		}
+	}
 	switch {
-	case IsJSON(m.Properties.ContentType):
+	case IsJSON(m.Properties.ContentType), decoded != nil && decoded.Format != body.None:
 		ext = ".json"
-	case !bytes.Equal(bytes.ToValidUTF8(m.Body, nil), m.Body):
+	case !bytes.Equal(bytes.ToValidUTF8(text, nil), text):
 		ext = ".bin"
 	}
 	f, err := os.CreateTemp("", "parkinglot-edit-*"+ext)
 	if err != nil {
 		return nil, fmt.Errorf("edit: %w", err)
 	}
-	d := &EditDraft{Queue: queue, ID: id, Path: f.Name(), ContentType: m.Properties.ContentType, Original: m, Summary: sum}
+	d := &EditDraft{Queue: queue, ID: id, Path: f.Name(), ContentType: m.Properties.ContentType, Original: m, Summary: sum,
+		Decoded: decoded, Shown: text}
+	if s.Bodies != nil {
+		d.schemas = s.Bodies.Schemas
+	}
 	if err := f.Chmod(0o600); err == nil {
-		_, err = f.Write(m.Body)
+		_, err = f.Write(text)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -66,19 +88,31 @@ func (d *EditDraft) Discard() error {
 }
 
 // Check reads the edited body and validates it: JSON when the content type
-// says so. An invalid body is an error wrapping ErrInvalidBody.
+// says so; a decoded document or decompressed text is encoded back in its
+// format and compression (an unedited draft gives the original bytes). An
+// invalid body is an error wrapping ErrInvalidBody.
 func (d *EditDraft) Check() ([]byte, error) {
-	body, err := os.ReadFile(d.Path)
+	edited, err := os.ReadFile(d.Path)
 	if err != nil {
 		return nil, fmt.Errorf("edit: read %s: %w", d.Path, err)
 	}
+	if d.Decoded != nil {
+		if bytes.Equal(edited, d.Shown) { // unedited: the producer's bytes, as they were
+			return d.Original.Body, nil
+		}
+		out, err := body.Encode(d.schemas, *d.Decoded, d.Original.Body, edited)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w; nothing sent, %s is still parked", ErrInvalidBody, err, d.ID)
+		}
+		return out, nil
+	}
 	if IsJSON(d.ContentType) {
 		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
-			return nil, fmt.Errorf("%w: the edited body is not valid JSON (%s); nothing sent, %s is still parked", ErrInvalidBody, jsonWhere(body, err), d.ID)
+		if err := json.Unmarshal(edited, &v); err != nil {
+			return nil, fmt.Errorf("%w: the edited body is not valid JSON (%s); nothing sent, %s is still parked", ErrInvalidBody, jsonWhere(edited, err), d.ID)
 		}
 	}
-	return body, nil
+	return edited, nil
 }
 
 // Changed reports whether the edited body differs from the original.
@@ -114,7 +148,7 @@ func IsJSON(contentType string) bool {
 // still parked. The draft's file is removed in every case.
 func (s *Session) FinishEdit(ctx context.Context, d *EditDraft, o Options) (Result, error) {
 	defer func() { _ = d.Discard() }()
-	body, err := d.Check()
+	edited, err := d.Check()
 	if err != nil {
 		return Result{}, err
 	}
@@ -141,7 +175,7 @@ func (s *Session) FinishEdit(ctx context.Context, d *EditDraft, o Options) (Resu
 		if err != nil {
 			return nil, err
 		}
-		j.pub.Body = body
+		j.pub.Body = edited
 		return j, nil
 	}
 	err = s.replayPasses(ctx, r, d.Queue, sel, s.originQuery(ctx, d.Queue, o.To), prepare)

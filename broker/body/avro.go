@@ -40,10 +40,14 @@ func (s *Schemas) avroFraming(b []byte) (avro.Schema, []byte, string) {
 	return nil, b, ""
 }
 
+// avroAPI reads and writes Avro as the reference implementations write
+// it (blocks without a byte size), bodies up to MaxDecompressed.
+var avroAPI = avro.Config{DisableBlockSizeHeader: true, MaxByteSliceSize: MaxDecompressed}.Freeze()
+
 // decodeAvro decodes one datum of sc that is the whole of b into plain
 // values (plainAvro).
 func decodeAvro(sc avro.Schema, b []byte) (any, error) {
-	r := avro.NewReader(nil, 0).Reset(b)
+	r := avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)).Reset(b)
 	var v any
 	r.ReadVal(sc, &v)
 	if r.Error != nil {

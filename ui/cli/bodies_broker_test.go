@@ -113,3 +113,80 @@ func TestRecordedBodiesReadFilteredAndReplayedRaw(t *testing.T) {
 		t.Errorf("not replayed: %v", recorded)
 	}
 }
+
+// TestRecordedBodiesEditedAndReplayed: `edit` opens a protobuf and an Avro
+// body as JSON; an edit is encoded back in the body's format (the
+// protobuf fields the schema does not name and the Confluent framing
+// kept), an unedited draft replays the producer's bytes, and an edit that
+// breaks the schema is refused naming the field, the message still parked.
+func TestRecordedBodiesEditedAndReplayed(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot, sink := brokertest.Name(t, "lot"), brokertest.Name(t, "sink")
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	brokertest.DeclareQueue(t, ch, sink, nil)
+	proto, avro := brokertest.Recording(t, "pika-protobuf"), brokertest.Recording(t, "pika-avro-confluent")
+	brokertest.ParkByReject(t, ch, lot, brokertest.Producing(proto, "proto-edited"), brokertest.Producing(proto, "proto-unedited"),
+		brokertest.Producing(proto, "proto-broken"), brokertest.Producing(avro, "avro-edited"))
+	root, err := brokertest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := filepath.Join(root, "testdata", "frameworks", "schemas")
+	// The flags name the schemas; the config maps the Confluent schema id.
+	decode := []string{"--proto-path", schemas, "--proto", filepath.Join(schemas, "shop.proto"), "--avro-schema", filepath.Join(schemas, "payment.avsc"),
+		"--config", writeConfluent(t)}
+	edit := func(editor, id string) clitest.Result {
+		c := clitest.NewCLI(t, "EDITOR="+editor, "VISUAL=")
+		return c.Run("", append(decode, "edit", lot, id, "--to", ":"+sink, "--yes")...)
+	}
+	if r := edit("sed -i s/1200.5/99.5/", "proto-edited"); r.Code != 0 {
+		t.Fatalf("edit proto-edited: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := edit("true", "proto-unedited"); r.Code != 0 || !strings.Contains(r.Stderr, "unchanged") {
+		t.Fatalf("edit proto-unedited: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r := edit("sed -i s/STATUS_REFUSED/STATUS_NOPE/", "proto-broken")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "status") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Errorf("edit proto-broken: exit %d, want one line naming the field\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// The Avro schema's decimal, written back from the edited number.
+	if r := edit("sed -i s/1200.5/99.5/", "avro-edited"); r.Code != 0 {
+		t.Fatalf("edit avro-edited: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	brokertest.WaitDepth(t, sink, 3, 15*time.Second)
+	brokertest.WaitDepth(t, lot, 1, 15*time.Second) // proto-broken, still parked
+	got := map[string]amqp.Delivery{}
+	for _, d := range brokertest.Drain(t, ch, sink) {
+		got[d.MessageId] = d
+	}
+	if !bytes.Equal(got["proto-unedited"].Body, proto.Body) {
+		t.Errorf("the unedited draft replayed %x, not the producer's %x", got["proto-unedited"].Body, proto.Body)
+	}
+	// Edited: the recorded bytes but for the amount (a double: 8 bytes)
+	// and the newer producer's field 13 still at the end.
+	e := got["proto-edited"].Body
+	if len(e) != len(proto.Body) || !bytes.HasSuffix(e, []byte("j\x03web")) || bytes.Equal(e, proto.Body) {
+		t.Errorf("the edited protobuf body %x, recorded %x", e, proto.Body)
+	}
+	a := got["avro-edited"].Body
+	if !bytes.HasPrefix(a, avro.Body[:5]) || bytes.Equal(a, avro.Body) || got["avro-edited"].ContentType != avro.Properties.ContentType {
+		t.Errorf("the edited Avro body %x (%s), recorded %x", a, got["avro-edited"].ContentType, avro.Body)
+	}
+	c := clitest.NewCLI(t)
+	brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: "check", ContentType: avro.Properties.ContentType, Body: a})
+	r = c.Run("", append(decode, "show", lot, "check", "-o", "json")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"amount":99.5`) || !strings.Contains(r.Stdout, `"payment_id":"PAY-1"`) {
+		t.Errorf("the edited Avro body reads as: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// writeConfluent is a config mapping the Confluent schema id 7 of the
+// Avro recording to its schema.
+func writeConfluent(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte("decode:\n  confluent_ids: {7: payment.avsc}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
