@@ -49,8 +49,10 @@ func Producing(m broker.Message, id string) amqp.Publishing {
 
 // ParkByReject parks msgs into lot as a failing consumer does: they are
 // published to a work queue that dead-letters into lot, and a consumer
-// rejects each (requeue false). It returns when lot holds them all.
-func ParkByReject(t testing.TB, ch *amqp.Channel, lot string, msgs ...amqp.Publishing) {
+// rejects each (requeue false). It returns, once lot holds them all, the
+// work queue: the messages' origin (x-death names it, by the default
+// exchange).
+func ParkByReject(t testing.TB, ch *amqp.Channel, lot string, msgs ...amqp.Publishing) string {
 	t.Helper()
 	before := Depth(t, ch, lot)
 	work := Name(t, "work")
@@ -64,4 +66,5 @@ func ParkByReject(t testing.TB, ch *amqp.Channel, lot string, msgs ...amqp.Publi
 		}
 	}
 	WaitDepth(t, lot, before+len(msgs), 15*time.Second)
+	return work
 }
