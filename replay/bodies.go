@@ -17,7 +17,10 @@ type Decode struct {
 	Proto        []string          `yaml:"proto"`
 	AvroSchema   []string          `yaml:"avro_schema"`
 	ConfluentIDs map[uint32]string `yaml:"confluent_ids"`
-	Queues       []DecodeQueue     `yaml:"queues"`
+	// TypeHeader names the header in which producers say which protobuf
+	// message or Avro schema a body is, over the type property.
+	TypeHeader string        `yaml:"type_header"`
+	Queues     []DecodeQueue `yaml:"queues"`
 }
 
 // DecodeQueue is how the bodies of the queues Queue names (a name or a
@@ -83,14 +86,14 @@ func BodyReader(ctx context.Context, d Decode, f DecodeFlags) (*body.Reader, err
 		AvroSchemas:  append(slices.Clone(d.AvroSchema), f.AvroSchema...),
 		ConfluentIDs: d.ConfluentIDs,
 	}
-	if src.Empty() && len(d.Queues) == 0 && f.MessageType == "" {
+	if src.Empty() && len(d.Queues) == 0 && f.MessageType == "" && d.TypeHeader == "" {
 		return nil, nil
 	}
 	s, err := body.LoadSchemas(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	r := &body.Reader{Schemas: s}
+	r := &body.Reader{Schemas: s, TypeHeader: d.TypeHeader}
 	for _, q := range d.Queues {
 		r.Queues = append(r.Queues, body.QueueRule{Pattern: q.Queue,
 			Rule: body.Rule{Format: body.Format(q.Format), Type: q.Type, From: "config decode for " + q.Queue}})

@@ -167,7 +167,7 @@ var configYAMLProblems = []retrycore.YAMLRule{
 	retrycore.Reword(`field (\S+) not found in type replay\.Config`, `unknown key "$1" (known: current_context, contexts, parking_lots, decode)`),
 	retrycore.Reword(`field (\S+) not found in type replay\.Context`, `unknown key "$1" in a context (known: url, management_url, vhost, tls, password_file, password_command)`),
 	retrycore.Reword(`field (\S+) not found in type struct.*`, `unknown key "$1" in tls (known: ca, cert, key)`),
-	retrycore.Reword(`field (\S+) not found in type replay\.Decode\b`, `unknown key "$1" in decode (known: proto_path, proto, avro_schema, confluent_ids, queues)`),
+	retrycore.Reword(`field (\S+) not found in type replay\.Decode\b`, `unknown key "$1" in decode (known: proto_path, proto, avro_schema, confluent_ids, type_header, queues)`),
 	retrycore.Reword(`field (\S+) not found in type replay\.DecodeQueue`, `unknown key "$1" in a decode queue (known: queue, format, type)`),
 	retrycore.Reword(`field (\S+) not found in type replay\.ParkingLot`, `unknown key "$1" in a parking lot (known: to, rate)`),
 	retrycore.Reword("cannot unmarshal !!\\w+ `([^`]*)` into float64", `"$1" is not a number`),

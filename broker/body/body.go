@@ -45,9 +45,12 @@ type Input struct {
 	// Compression is the "compression" header kombu and Celery write
 	// (application/x-gzip, which is zlib, or application/x-bz2).
 	Compression string
-	// Type is the AMQP type property: a protobuf message's full name
-	// where the producer says there which message it sent.
-	Type string
+	// Type is the AMQP type property, or the header a team names it in
+	// (TypeFrom: "type" when empty, or "header NAME"): a protobuf
+	// message's or an Avro schema's full name where the producer says
+	// there which it sent.
+	Type     string
+	TypeFrom string
 	Body []byte
 	// Rule reads a body whose properties do not say how; Schemas decode
 	// protobuf and Avro.

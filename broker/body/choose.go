@@ -16,10 +16,10 @@ type choice struct {
 
 // choose decides how a body (b: its compression undone) is read, first
 // rule that speaks: its content type (with its messageType or schema
-// parameter, else the type property or the rule for the type); else the
-// rule (config, flag); else a type property naming a protobuf message
-// loaded; else an Avro framing naming a schema loaded; else JSON when it
-// is an object or an array.
+// parameter, else the type property or header or the rule for the type);
+// else the rule (config, flag); else a type property or header naming a
+// protobuf message or an Avro schema loaded; else an Avro framing naming a
+// schema loaded; else JSON when it is an object or an array.
 func choose(in Input, b []byte) choice {
 	mt, params, err := mime.ParseMediaType(in.ContentType)
 	if err != nil {
@@ -33,6 +33,10 @@ func choose(in Input, b []byte) choice {
 		}
 		return ""
 	}
+	typeFrom := in.TypeFrom
+	if typeFrom == "" {
+		typeFrom = "type"
+	}
 	ruleType := func(f Format) string {
 		if in.Rule.Format == f {
 			return in.Rule.Type
@@ -44,7 +48,7 @@ func choose(in Input, b []byte) choice {
 		c := choice{Format: Protobuf, From: "content_type", Type: param("messagetype", "proto", "type", "schema")}
 		if c.Type == "" {
 			if _, ok := in.Schemas.message(in.Type); ok {
-				c.Type, c.From = in.Type, "type"
+				c.Type, c.From = in.Type, typeFrom
 			} else if t := ruleType(Protobuf); t != "" {
 				c.Type, c.From = t, in.Rule.From
 			}
@@ -52,7 +56,9 @@ func choose(in Input, b []byte) choice {
 		return c
 	case strings.Contains(mt, "avro"):
 		c := choice{Format: Avro, From: "content_type", Type: param("schema", "type", "record")}
-		if t := ruleType(Avro); c.Type == "" && t != "" {
+		if _, ok := in.Schemas.avroSchema(in.Type); c.Type == "" && ok {
+			c.Type, c.From = in.Type, typeFrom
+		} else if t := ruleType(Avro); c.Type == "" && t != "" {
 			c.Type, c.From = t, in.Rule.From
 		}
 		return c
@@ -64,7 +70,10 @@ func choose(in Input, b []byte) choice {
 		return choice(in.Rule)
 	}
 	if _, ok := in.Schemas.message(in.Type); ok {
-		return choice{Format: Protobuf, Type: in.Type, From: "type"}
+		return choice{Format: Protobuf, Type: in.Type, From: typeFrom}
+	}
+	if _, ok := in.Schemas.avroSchema(in.Type); ok {
+		return choice{Format: Avro, Type: in.Type, From: typeFrom}
 	}
 	if sc, _, framing := in.Schemas.avroFraming(b); sc != nil {
 		return choice{Format: Avro, Type: schemaName(sc), From: framing}

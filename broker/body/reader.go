@@ -16,6 +16,9 @@ type Reader struct {
 	// Default reads a body no queue rule and no property says how to
 	// (flags).
 	Default Rule
+	// TypeHeader is a header that names the protobuf message or Avro
+	// schema of a body, over the type property ("" none).
+	TypeHeader string
 }
 
 // QueueRule is how the bodies of the queues Pattern matches are read.
@@ -36,6 +39,16 @@ func (r *Reader) Read(queue string, m broker.Message) Decoded {
 	}
 	if r != nil {
 		in.Schemas, in.Rule = r.Schemas, r.Default
+		var name string
+		switch v := m.Headers[r.TypeHeader].(type) {
+		case string:
+			name = v
+		case []byte:
+			name = string(v)
+		}
+		if r.TypeHeader != "" && name != "" {
+			in.Type, in.TypeFrom = name, "header "+r.TypeHeader
+		}
 		for _, q := range r.Queues {
 			if ok, _ := path.Match(q.Pattern, queue); ok || q.Pattern == queue {
 				in.Rule = q.Rule

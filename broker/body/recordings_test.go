@@ -10,6 +10,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/hamba/avro/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/parkinglot/parkinglot/broker"
 )
 
@@ -134,4 +137,53 @@ func TestDecodeChoosesTheSchema(t *testing.T) {
 	if d := (&Reader{Schemas: schemas}).Read("x", m); !errors.Is(d.Err, ErrFormat) || d.Value != nil {
 		t.Errorf("no message type anywhere: %+v", d)
 	}
+}
+
+// The other ways to name a schema: a descriptor set (protoc -o) instead of
+// the .proto, a header the config names, an Avro schema by the type
+// property, a queue rule over a raw datum, Avro's single-object encoding
+// by the schema's fingerprint.
+func TestDecodeOtherSchemaSources(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "frameworks", "schemas")
+	schemas, err := LoadSchemas(context.Background(), Sources{Protos: []string{filepath.Join(dir, "shop.binpb")}, AvroSchemas: []string{filepath.Join(dir, "payment.avsc")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto, avroMsg := recordingOf(t, "pika-protobuf"), recordingOf(t, "pika-avro-confluent")
+	datum := avroMsg.Body[5:] // without the Confluent framing
+	fp, err := schemas.avro["shop.Payment"].FingerprintUsing(avro.CRC64Avro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := append(append([]byte{0xc3, 0x01}, reverse(fp)...), datum...) // the fingerprint little-endian
+	withHeader := broker.Message{Body: proto.Body, Headers: amqp.Table{"x-proto-type": "shop.Order"}}
+	typed := broker.Message{Body: datum}
+	typed.Properties.Type = "shop.Payment"
+	r := &Reader{Schemas: schemas, TypeHeader: "x-proto-type", Queues: []QueueRule{{Pattern: "payments.*", Rule: Rule{Format: Avro, Type: "shop.Payment", From: "config decode for payments.*"}}}}
+	for _, c := range []struct {
+		name, queue string
+		m           broker.Message
+		format      Format
+		from        string
+	}{
+		{"descriptor set, content type", "x", proto, Protobuf, "content_type"},
+		{"header", "x", withHeader, Protobuf, "header x-proto-type"},
+		{"Avro by the type property", "x", typed, Avro, "type"},
+		{"raw datum by the queue's rule", "payments.dlq", broker.Message{Body: datum}, Avro, "config decode for payments.*"},
+		{"single-object encoding", "x", broker.Message{Body: single}, Avro, "single-object encoding"},
+	} {
+		d := r.Read(c.queue, c.m)
+		doc, _ := d.Value.(map[string]any)
+		if d.Err != nil || d.Format != c.format || d.FormatFrom != c.from || doc["order_id"] != "4711" {
+			t.Errorf("%s: %+v", c.name, d)
+		}
+	}
+}
+
+func reverse(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, v := range b {
+		out[len(b)-1-i] = v
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/parkinglot/parkinglot/broker/body"
 )
@@ -99,6 +100,8 @@ func decodedNote(kind BodyKind, d body.Decoded, contentType string) string {
 		from = "content_type " + Name(contentType)
 	case from == "type":
 		from = "the type property"
+	case strings.HasPrefix(from, "header "):
+		from = "the header " + Name(strings.TrimPrefix(from, "header "))
 	}
 	return fmt.Sprintf("%s (%s), shown as JSON", what, from)
 }
