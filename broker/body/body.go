@@ -51,7 +51,7 @@ type Input struct {
 	// there which it sent.
 	Type     string
 	TypeFrom string
-	Body []byte
+	Body     []byte
 	// Rule reads a body whose properties do not say how; Schemas decode
 	// protobuf and Avro.
 	Rule    Rule
