@@ -28,6 +28,7 @@ type fakeSession struct {
 	prepareEdit func(queue, id string) (*replay.EditDraft, error)
 	finishEdit  func(*replay.EditDraft, replay.Options) (replay.Result, error)
 	search      func(replay.SearchOptions) (*replay.SearchResult, error)
+	tail        func(replay.TailOptions) (replay.TailResult, error)
 	runStatus   func(run string, queues []string) (replay.RunStatus, error)
 	planProtect func(queue string) (broker.LiftPlan, error)
 	protect     func(broker.LiftPlan) (broker.DeliveryLimit, error)
@@ -134,6 +135,13 @@ func (s *fakeSession) Search(_ context.Context, o replay.SearchOptions) (*replay
 		s.unexpected("Search")
 	}
 	return s.search(o)
+}
+
+func (s *fakeSession) Tail(_ context.Context, o replay.TailOptions) (replay.TailResult, error) {
+	if s.tail == nil {
+		s.unexpected("Tail")
+	}
+	return s.tail(o)
 }
 
 func (s *fakeSession) RunStatus(_ context.Context, run string, queues []string) (replay.RunStatus, error) {

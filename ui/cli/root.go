@@ -101,6 +101,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		NewCmdQueues(f, nil),
 		NewCmdList(f, nil),
 		NewCmdSearch(f, nil),
+		NewCmdTail(f, nil),
 		NewCmdShow(f, nil),
 		NewCmdReplay(f, nil),
 		NewCmdEdit(f, nil),

@@ -27,6 +27,7 @@ type Session interface {
 	PrepareEdit(ctx context.Context, queue, id string) (*replay.EditDraft, error)
 	FinishEdit(ctx context.Context, d *replay.EditDraft, o replay.Options) (replay.Result, error)
 	Search(ctx context.Context, o replay.SearchOptions) (*replay.SearchResult, error)
+	Tail(ctx context.Context, o replay.TailOptions) (replay.TailResult, error)
 	RunStatus(ctx context.Context, run string, queues []string) (replay.RunStatus, error)
 	PlanProtect(ctx context.Context, queue string) (broker.LiftPlan, error)
 	Protect(ctx context.Context, p broker.LiftPlan) (broker.DeliveryLimit, error)
