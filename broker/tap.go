@@ -33,8 +33,8 @@ const TapPrefix = "parkinglot.tap."
 // ends), bound like the queue to every exchange that routes to it, and
 // bounded (MaxLength, the oldest dropped first; Dropped counts them).
 type Tap struct {
-	Queue    string   // the queue tapped
-	Name     string   // the tap's own queue
+	Queue    string    // the queue tapped
+	Name     string    // the tap's own queue
 	Bindings []Binding // the bindings copied
 	// Deliveries are the copies, acknowledged as they are delivered.
 	Deliveries <-chan amqp.Delivery
