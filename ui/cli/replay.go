@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,9 @@ type ReplayOptions struct {
 	Status string
 	// RateFrom says where the rate in force comes from, for people.
 	RateFrom string
+	// Follow tails the parking lot from the replay's start until this
+	// long after its end (follow.go); 0 does not.
+	Follow time.Duration
 }
 
 // NewCmdReplay is `parkinglot replay QUEUE (--id ID… | --all | --filter
@@ -57,6 +61,12 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 			if err := opts.Canary.check(opts.DryRun); err != nil {
 				return err
 			}
+			switch {
+			case opts.Follow < 0:
+				return usagef("--follow %v: want a positive duration (e.g. 2m)", opts.Follow)
+			case opts.Follow > 0 && (opts.DryRun || len(opts.Canary.steps) > 0):
+				return usagef("--follow tails a replay that sends: not with --dry-run or a canary (which waits for what comes back itself)")
+			}
 			if opts.ConfirmTimeout <= 0 {
 				return usagef("--confirm-timeout %v: want a positive duration (e.g. 60s)", opts.ConfirmTimeout)
 			}
@@ -82,6 +92,7 @@ func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) 
 	fl.IntVar(&opts.Window, "window", replay.DefaultWindow, "messages in flight (published, not yet confirmed and removed)")
 	opts.Canary.register(fl)
 	fl.StringVar(&opts.Status, "status", "", "tell what became of replay run RUN_ID (from the audit log): how many came back, by error; replays nothing")
+	fl.DurationVar(&opts.Follow, "follow", 0, "tail the parking lot from the start until D after the end: which replayed messages came back, which new failures arrived")
 	fl.DurationVar(&opts.ConfirmTimeout, "confirm-timeout", replay.DefaultConfirmTimeout, "stop when the broker confirms nothing this long with messages in flight (they stay parked, reported as outcome unknown)")
 	return cmd
 }
@@ -132,8 +143,26 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 	if len(opts.Canary.steps) > 0 {
 		return canaryRun(ctx, f, s, o, &opts.Canary)
 	}
-	return runAndReportLeft(ctx, f, f.IOStreams.Out, "replayed", stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
+	var fo *follower
+	if opts.Follow > 0 {
+		o.Run = replay.NewRunID() // the copies that come back carry it
+		if fo, err = startFollow(ctx, s, opts.Queue, o.Run, opts.Follow); err != nil {
+			fmt.Fprintf(f.IOStreams.ErrOut, "--follow: %s is not followed: %s\n", format.Name(opts.Queue), firstLine(err.Error()))
+		}
+	}
+	err = runAndReportLeft(ctx, f, f.IOStreams.Out, "replayed", stillParked(ctx, s, opts.Queue), func(progress func(replay.Event)) (replay.Result, error) {
 		o.Progress = progress
 		return s.Replay(ctx, o)
 	})
+	if fo != nil {
+		rep := fo.finish(ctx, opts.Follow)
+		if f.JSON() {
+			if werr := WriteJSONLines(f.IOStreams.Out, []followed{rep}); werr != nil && err == nil {
+				err = werr
+			}
+		} else {
+			writeFollowed(f.IOStreams.Out, rep)
+		}
+	}
+	return err
 }

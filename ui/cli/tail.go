@@ -124,7 +124,7 @@ func tailRow(a replay.TailArrival) string {
 		origin = format.Destination(a.Summary.Origin.Destination)
 	}
 	row := fmt.Sprintf("%s  %s  %s  attempts %d  %s  from %s", a.At.UTC().Format("15:04:05"), format.Name(a.Queue),
-		format.Name(a.Summary.ID), f.Attempts, format.OneLine(cmp.Or(a.Summary.Group, "(no error)")), origin)
+		format.Name(a.Summary.ID), f.Attempts, format.OneLine(orNoError(a.Summary.Group)), origin)
 	if f.CameBack {
 		row += "  came back"
 	}
@@ -160,10 +160,17 @@ func writeTailSummary(w io.Writer, res replay.TailResult) {
 		fmt.Fprintf(w, ", %d dropped unseen (a full tap)", res.Dropped)
 	}
 	fmt.Fprintln(w)
-	groups := slices.SortedFunc(maps.Keys(res.ByGroup), func(a, b string) int {
-		return cmp.Or(res.ByGroup[b]-res.ByGroup[a], strings.Compare(a, b))
-	})
-	for _, g := range groups {
-		fmt.Fprintf(w, "  %d × %s\n", res.ByGroup[g], format.OneLine(cmp.Or(g, "(no error)")))
+	for _, g := range byCount(res.ByGroup) {
+		fmt.Fprintf(w, "  %d × %s\n", res.ByGroup[g], format.OneLine(orNoError(g)))
 	}
 }
+
+// byCount are the groups of counts, the largest first.
+func byCount(counts map[string]int) []string {
+	return slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(counts[b]-counts[a], strings.Compare(a, b))
+	})
+}
+
+// orNoError names the group of messages that carry no error.
+func orNoError(group string) string { return cmp.Or(group, "(no error)") }

@@ -203,3 +203,59 @@ func (r *tailRun) rest() string {
 	}
 	return b.String()
 }
+
+// TestReplayFollowTellsWhatCameBack: `replay --follow D` tails the lot from
+// the replay's start until D after its end, and tells the replayed
+// messages that failed again (rejected by the consumer back into the lot)
+// from a failure that is new.
+func TestReplayFollowTellsWhatCameBack(t *testing.T) {
+	ch := brokertest.Channel(t)
+	dlx, lot, work := brokertest.Name(t, "dlx"), brokertest.Name(t, "lot"), brokertest.Name(t, "work")
+	brokertest.DeclareExchange(t, ch, dlx, "fanout")
+	brokertest.DeclareQueue(t, ch, lot, nil)
+	if err := ch.QueueBind(lot, "", dlx, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": dlx})
+	reject := func() string { // the consumer of work fails
+		d := brokertest.MustGet(t, ch, work)
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+		return d.MessageId
+	}
+	for _, id := range []string{"m-1", "m-2"} {
+		brokertest.Publish(t, ch, "", work, amqp.Publishing{MessageId: id, Body: []byte(`{}`), Headers: amqp.Table{"x-last-error": "ledger down"}})
+		reject()
+	}
+	brokertest.WaitDepth(t, lot, 2, 15*time.Second)
+
+	c := clitest.NewCLI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := c.Command(ctx, "replay", lot, "--all", "--to", ":"+work, "--yes", "--follow", "4s", "-o", "json")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The replayed copies fail again; a new message fails too.
+	reject()
+	reject()
+	brokertest.Publish(t, ch, "", work, amqp.Publishing{MessageId: "m-3", Body: []byte(`{}`), Headers: amqp.Table{"x-last-error": "tls handshake failed"}})
+	reject()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("replay --follow: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var f struct {
+		CameBack int            `json:"came_back"`
+		BackBy   map[string]int `json:"came_back_by_group"`
+		New      int            `json:"new"`
+		NewBy    map[string]int `json:"new_by_group"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &f); err != nil || f.CameBack != 2 || f.New != 1 || f.BackBy["ledger down"] != 2 || f.NewBy["tls handshake failed"] != 1 {
+		t.Errorf("followed %+v (%v), want 2 came back (ledger down) and 1 new (tls handshake failed):\n%s%s", f, err, stdout.String(), stderr.String())
+	}
+	brokertest.WaitDepth(t, lot, 3, 15*time.Second)
+}
