@@ -284,3 +284,34 @@ func TestQueuesScreenTopErrorStaysLive(t *testing.T) {
 		t.Errorf("no count once rescanGap passed with a depth moved")
 	}
 }
+
+// TestQueuesScreenMarksALotThatGrew: a parking lot whose depth rose
+// between two listings is marked ↑ beside its depth for a minute, and the
+// info line counts them; a queue that is no parking lot is not marked.
+func TestQueuesScreenMarksALotThatGrew(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	q := dashboardScreen(fb)
+	now := testNow
+	q.c.now = func() time.Time { return now }
+	listing := func(lot, work int64) {
+		q.Update(queuesLoadedMsg{rows: []QueueRow{
+			{QueueInfo: broker.QueueInfo{Name: "a.dlq", Type: "classic", Messages: lot}, ParkingLot: true},
+			{QueueInfo: broker.QueueInfo{Name: "work", Type: "classic", Messages: work}},
+		}})
+	}
+	listing(5, 1)
+	if strings.Contains(q.View(), "↑") {
+		t.Fatalf("marked at the first listing:\n%s", q.View())
+	}
+	now = now.Add(2 * time.Second)
+	listing(7, 9)
+	view := q.View()
+	if !strings.Contains(view, "7↑") || !strings.Contains(view, "1 grew in the last minute (↑)") || strings.Contains(view, "9↑") {
+		t.Errorf("a.dlq grew from 5 to 7: want 7↑ and the info line; work (no parking lot) unmarked:\n%s", view)
+	}
+	now = now.Add(roseFor)
+	listing(7, 9)
+	if strings.Contains(q.View(), "↑") {
+		t.Errorf("still marked a minute later:\n%s", q.View())
+	}
+}

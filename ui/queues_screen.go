@@ -25,6 +25,9 @@ type queuesScreen struct {
 	lots     map[string]watch.Snapshot
 	lastHour map[string]int64 // Lots.LastHour of the last read
 	trend    map[string][]int64
+	// rose is when each parking lot's depth last rose between two
+	// listings: the dashboard marks it for a minute (↑).
+	rose map[string]time.Time
 	asked    bool      // the first lots read was asked for
 	scan     *lotsScan // the error groups' count under way
 	scanned  bool      // a count of the groups was started
@@ -62,7 +65,7 @@ func newQueuesScreen(c *common) *queuesScreen {
 	ti.Placeholder = `text in id, error or body — or an expression, e.g. error contains "ledger" && attempts > 2`
 	ti.CharLimit = 256
 	ti.Cursor.SetMode(cursor.CursorStatic)
-	q := &queuesScreen{c: c, lots: map[string]watch.Snapshot{}, lastHour: map[string]int64{}, trend: map[string][]int64{}, table: table.New(table.WithFocused(true), table.WithKeyMap(km), table.WithStyles(c.styles.Table)), search: ti}
+	q := &queuesScreen{c: c, lots: map[string]watch.Snapshot{}, lastHour: map[string]int64{}, trend: map[string][]int64{}, rose: map[string]time.Time{}, table: table.New(table.WithFocused(true), table.WithKeyMap(km), table.WithStyles(c.styles.Table)), search: ti}
 	q.SetSize(c.width, c.height)
 	return q
 }
@@ -133,6 +136,9 @@ func (q *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			q.table.SetColumns(q.columns()) // the names' width
 			for _, r := range q.rows {
 				if r.ParkingLot {
+					if t := q.trend[r.Name]; len(t) > 0 && r.Messages > t[len(t)-1] {
+						q.rose[r.Name] = q.c.now()
+					}
 					t := append(q.trend[r.Name], r.Messages)
 					q.trend[r.Name] = t[max(len(t)-trendWidth, 0):]
 				}
@@ -260,6 +266,15 @@ func (q *queuesScreen) staleGroups(lots Lots) bool {
 		}
 	}
 	return false
+}
+
+// roseFor is how long a lot whose depth rose is marked (↑).
+const roseFor = time.Minute
+
+// risen reports whether the lot's depth rose within roseFor.
+func (q *queuesScreen) risen(name string) bool {
+	at, ok := q.rose[name]
+	return ok && q.c.now().Sub(at) < roseFor
 }
 
 // trendWidth is how many depth samples the sparkline shows.

@@ -37,6 +37,9 @@ func (q *queuesScreen) View() string {
 		if limited > 0 {
 			info += st.Warning.Render(fmt.Sprintf(", %d with a delivery limit (!)", limited))
 		}
+		if risen := q.risenCount(); risen > 0 {
+			info += st.Warning.Render(fmt.Sprintf(", %d grew in the last minute (↑)", risen))
+		}
 		var sel *QueueRow
 		if c := q.table.Cursor(); c >= 0 && c < len(q.rows) {
 			sel = &q.rows[c]
@@ -133,6 +136,10 @@ func (q *queuesScreen) setRows() {
 			}
 		}
 		oldest, lastHour, trend, top := "", "", "", ""
+		messages := fmtCount(r.Messages)
+		if r.ParkingLot && q.risen(r.Name) {
+			messages += "↑" // the info line says what it means
+		}
 		if r.ParkingLot {
 			sn := q.lots[r.Name]
 			oldest = format.Age(sn.OldestAge(q.c.now()))
@@ -148,7 +155,7 @@ func (q *queuesScreen) setRows() {
 		rows = append(rows, table.Row{
 			mark,
 			clean(r.Name),
-			fmtCount(r.Messages),
+			messages,
 			oldest,
 			lastHour,
 			trend,
@@ -171,4 +178,15 @@ func (q *queuesScreen) setRows() {
 func (q *queuesScreen) finiteLimit(name string) bool {
 	sn, ok := q.lots[name]
 	return ok && sn.LimitKnown && sn.DeliveryLimit >= 0
+}
+
+// risenCount is how many parking lots the dashboard marks ↑.
+func (q *queuesScreen) risenCount() int {
+	n := 0
+	for _, r := range q.rows {
+		if r.ParkingLot && q.risen(r.Name) {
+			n++
+		}
+	}
+	return n
 }
