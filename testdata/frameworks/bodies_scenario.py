@@ -103,58 +103,12 @@ def kombu_msgpack_zlib():
 def pika_gzip_json():
     import pika
 
-    exchange = lib.name("orders")
-    dlx = lib.name("orders.dlx")
-    queue = lib.name("orders.process")
-    parking_lot = lib.name("orders.process.parking-lot")
-    routing_key = "order.created"
-    params = pika.URLParameters(lib.AMQP_URL)
-    params.socket_timeout = 10
-    conn = pika.BlockingConnection(params)
-    runs = 0
-    try:
-        ch = conn.channel()
-        ch.confirm_delivery()
-        ch.exchange_declare(exchange, "topic", durable=True)
-        ch.exchange_declare(dlx, "fanout", durable=True)
-        ch.queue_declare(queue, durable=True, arguments={"x-dead-letter-exchange": dlx})
-        ch.queue_bind(queue, exchange, routing_key)
-        ch.queue_declare(parking_lot, durable=True)
-        ch.queue_bind(parking_lot, dlx, "")
-
-        def on_message(ch, method, props, body):
-            nonlocal runs
-            runs += 1
-            ch.basic_reject(method.delivery_tag, requeue=False)
-
-        ch.basic_qos(prefetch_count=1)
-        ch.basic_consume(queue, on_message)
-        ch.basic_publish(exchange, routing_key, gzip.compress(json.dumps(ORDER).encode()),
-                         pika.BasicProperties(content_type="application/json", content_encoding="gzip", delivery_mode=2))
-        probe = conn.channel()
-        lib.wait_parked(lambda: probe.queue_declare(parking_lot, passive=True).method.message_count,
-                        lambda: runs, step=lambda s: conn.process_data_events(time_limit=s))
-    finally:
-        conn.close()
-    return {
-        "framework": {"name": "pika", "version": pika.__version__},
-        "description": (
-            "pika publishes the order to the topic exchange orders / order.created as gzip.compress(json.dumps(order)) "
-            "with content_type application/json and content_encoding gzip; the consumer on orders.process "
-            "(x-dead-letter-exchange orders.dlx) rejects it with basic_reject(requeue=False) and the broker dead-letters "
-            "it to orders.process.parking-lot."),
-        "parking_lot": parking_lot,
-        "consumed_from": queue,
-        "published_to": {"exchange": exchange, "routing_key": routing_key},
-        "handler_runs": runs,
-        "error": None,
-        "id": None,
-        "decoded": ORDER,
-        "flow": [
-            "basic_publish(gzip(JSON), content_encoding gzip) → orders.process",
-            "basic_reject(requeue=False) → dead-lettered (reason rejected) to orders.dlx → orders.process.parking-lot",
-        ],
-    }
+    meta = pika_park(gzip.compress(json.dumps(ORDER).encode()),
+                     pika.BasicProperties(content_type="application/json", content_encoding="gzip", delivery_mode=2),
+                     "pika publishes the order to the topic exchange orders / order.created as "
+                     "gzip.compress(json.dumps(order)) with content_type application/json and content_encoding gzip.")
+    meta["decoded"] = ORDER
+    return meta
 
 
 def pika_park(body, props, describe):
