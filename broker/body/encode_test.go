@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/broker/brokertest"
 )
 
 func recordedReader(t *testing.T) *Reader {
@@ -122,21 +122,5 @@ func editText(t *testing.T, d Decoded) []byte {
 
 func recordingOf(t *testing.T, scenario string) broker.Message {
 	t.Helper()
-	var rec struct {
-		Message broker.Message `json:"message"`
-	}
-	data := readFile(t, filepath.Join("..", "..", "testdata", "frameworks", scenario+".json"))
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
-	return rec.Message
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return brokertest.Recording(t, scenario)
 }

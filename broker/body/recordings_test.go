@@ -42,18 +42,14 @@ func TestDecodeRecordedProducers(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rec struct {
-			Message json.RawMessage `json:"message"`
-			Notes   struct {
+			Notes struct {
 				Decoded map[string]json.RawMessage `json:"decoded"`
 			} `json:"notes"`
 		}
 		if err := json.Unmarshal(data, &rec); err != nil {
 			t.Fatal(err)
 		}
-		var m broker.Message
-		if err := m.UnmarshalJSON(rec.Message); err != nil {
-			t.Fatal(err)
-		}
+		m := recordingOf(t, c.scenario)
 		d := reader.Read("orders.process.parking-lot", m)
 		if d.Err != nil || d.Compression != c.compression || d.CompressionFrom != c.from || d.Format != c.format {
 			t.Errorf("%s: %+v", c.scenario, d)
@@ -101,17 +97,7 @@ func TestDecodeChoosesTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "frameworks", "pika-protobuf.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Message broker.Message `json:"message"`
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
-	raw := rec.Message.Body
+	raw := recordingOf(t, "pika-protobuf").Body
 	order := Rule{Format: Protobuf, Type: "shop.Order", From: "config decode for orders.*"}
 	r := &Reader{Schemas: schemas, Queues: []QueueRule{{Pattern: "orders.*", Rule: order}}, Default: Rule{Format: Protobuf, Type: "shop.Order", From: "--message-type"}}
 	for _, c := range []struct {
