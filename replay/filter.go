@@ -52,7 +52,8 @@ type Filter struct {
 	src      string
 	prog     *vm.Program
 	needBody bool // building the env skips the body (up to 16 MiB) unless used
-	decode   bool // body_text or decoded is used: the body is decoded
+	needText bool // body_text is used
+	decode   bool // decoded is used: the body is decoded
 	bodies   *body.Reader
 	needHdrs bool
 }
@@ -75,7 +76,9 @@ func CompileFilter(src string) (*Filter, error) {
 			switch id.Value {
 			case "body":
 				f.needBody = true
-			case "body_text", "decoded":
+			case "body_text":
+				f.needText = true
+			case "decoded":
 				f.decode = true
 			case "headers":
 				f.needHdrs = true
@@ -131,9 +134,12 @@ func (f *Filter) Match(m broker.Message, sum Summary, queue string, now time.Tim
 	if f.needBody {
 		env.Body = string(m.Body)
 	}
-	if f.decode {
+	switch {
+	case f.decode:
 		d := f.bodies.Read(queue, m)
 		env.BodyText, env.Decoded = d.Text(), d.Value
+	case f.needText: // a text search: a JSON body is its text, not parsed
+		env.BodyText = f.bodies.ReadText(queue, m)
 	}
 	if f.needHdrs {
 		env.Headers = plainTable(m.Headers)

@@ -56,6 +56,8 @@ type Input struct {
 	// protobuf and Avro.
 	Rule    Rule
 	Schemas *Schemas
+	// textOnly: only Decoded.Text is wanted; a JSON body is not parsed.
+	textOnly bool
 }
 
 // Decoded is a body as read.
@@ -179,6 +181,9 @@ func Decode(in Input) Decoded {
 		}
 		v = mv
 	case JSON:
+		if in.textOnly {
+			return d
+		}
 		if err := json.Unmarshal(d.Bytes, &v); err != nil {
 			if c.From == "" { // it only looked like JSON
 				return d

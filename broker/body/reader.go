@@ -29,8 +29,16 @@ type QueueRule struct {
 
 // Read reads m, parked in queue, by its properties, else by the rule for
 // its queue, else by the default.
-func (r *Reader) Read(queue string, m broker.Message) Decoded {
-	in := Input{ContentType: m.Properties.ContentType, ContentEncoding: m.Properties.ContentEncoding, Type: m.Properties.Type, Body: m.Body}
+func (r *Reader) Read(queue string, m broker.Message) Decoded { return r.read(queue, m, false) }
+
+// ReadText is Read(queue, m).Text() without parsing a JSON body, whose
+// text is its bytes: what a text search needs.
+func (r *Reader) ReadText(queue string, m broker.Message) string {
+	return r.read(queue, m, true).Text()
+}
+
+func (r *Reader) read(queue string, m broker.Message, textOnly bool) Decoded {
+	in := Input{ContentType: m.Properties.ContentType, ContentEncoding: m.Properties.ContentEncoding, Type: m.Properties.Type, Body: m.Body, textOnly: textOnly}
 	switch c := m.Headers["compression"].(type) {
 	case string:
 		in.Compression = c
