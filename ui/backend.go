@@ -65,6 +65,12 @@ type Backend interface {
 	FinishEdit(ctx context.Context, d *EditDraft, req ActionRequest) (replay.Result, error)
 	// DiscardEdit removes a draft the user gave up on.
 	DiscardEdit(d *EditDraft)
+	// Tail hands onArrival each message that enters queue, as it arrives,
+	// until ctx ends (replay.Session.Tail: a tap, the queue untouched),
+	// after calling onReady once its tap is open. A queue that cannot be
+	// tapped is an error at once (wrapping broker.ErrUntappable when only
+	// the default exchange feeds it).
+	Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary)) error
 }
 
 // QueueRow is one queue on the queues screen.

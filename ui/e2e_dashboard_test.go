@@ -84,8 +84,9 @@ func TestTUIQueuesDashboard(t *testing.T) {
 		l, d := strings.Fields(row(screen, lot)), strings.Fields(row(screen, dl))
 		// P NAME MESSAGES OLDEST NEW-1H TREND TOP…
 		q := strings.Fields(row(screen, qlot))
-		return len(l) > 5 && l[2] == "3" && l[3] == "1h30m" && l[4] == "3" &&
-			len(d) > 5 && d[2] == "2" && d[4] == "-" && len(q) > 1 && strings.TrimPrefix(q[0], "▸") == wantMark
+		// A depth that rose between two listings is marked ↑ for a minute.
+		return len(l) > 5 && strings.TrimSuffix(l[2], "↑") == "3" && l[3] == "1h30m" && l[4] == "3" &&
+			len(d) > 5 && strings.TrimSuffix(d[2], "↑") == "2" && d[4] == "-" && len(q) > 1 && strings.TrimPrefix(q[0], "▸") == wantMark
 	}, func() string {
 		return "the rows never said 3 messages, 1h30m, 3 arrivals for " + lot + ", 2 messages, - arrivals for " + dl + " and " + wantMark + " for " + qlot + ":\n" + screen
 	})
@@ -93,13 +94,14 @@ func TestTUIQueuesDashboard(t *testing.T) {
 		t.Errorf("order: %s (1h30m old), %s, then the other queues wanted:\n%s", lot, dl, screen)
 	}
 
-	// The trend: one more message, and the sparkline rises.
+	// The trend: one more message, the sparkline rises and the depth is
+	// marked ↑ (it rose in the last minute).
 	publish(3, "ledger down 504")
 	brokertest.Eventually(t, 30*time.Second, 200*time.Millisecond, func() bool {
 		screen = tm.capture()
 		l := strings.Fields(row(screen, lot))
-		return len(l) > 5 && l[2] == "4" && strings.Contains(l[5], "▁") && strings.HasSuffix(l[5], "█")
-	}, func() string { return "the depth's sparkline never rose to 4:\n" + screen })
+		return len(l) > 5 && l[2] == "4↑" && strings.Contains(l[5], "▁") && strings.HasSuffix(l[5], "█")
+	}, func() string { return "the depth's sparkline never rose to 4 (marked 4↑):\n" + screen })
 
 	tm.keys("Home")
 	tm.keys("Enter")

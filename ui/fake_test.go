@@ -30,6 +30,9 @@ type fakeBackend struct {
 	lots     []watch.Snapshot // ParkingLots' answer
 	lastHour map[string]int64 // and its arrivals in the last hour
 	scans    int              // ParkingLots reads with scan
+	// arrivals feed Tail (nil: none ever arrives); tailErr fails it.
+	arrivals chan replay.Summary
+	tailErr  error
 	scanGate chan struct{}    // closed: a read with scan may end
 	defaults map[string]replay.ParkingLot
 	messages map[string][]fakeMessage
@@ -304,6 +307,26 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 // messages) on each parking lot in turn, as replay.Session.Search does.
 // searchGate, when set, makes it wait for it (or ctx) before each queue
 // after the first.
+// Tail hands on what tests send on f.arrivals until ctx ends; with
+// f.tailErr it fails at once (a lot that cannot be tapped).
+func (f *fakeBackend) Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary)) error {
+	f.mu.Lock()
+	arrivals, terr := f.arrivals, f.tailErr
+	f.mu.Unlock()
+	if terr != nil {
+		return terr
+	}
+	onReady()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case s := <-arrivals:
+			onArrival(s)
+		}
+	}
+}
+
 func (f *fakeBackend) Search(ctx context.Context, req SearchRequest) (replay.SearchResult, error) {
 	f.record("search " + req.Query.Filter + " in [" + strings.Join(req.Queues, ",") + "]")
 	flt, err := replay.CompileFilter(req.Query.Filter)

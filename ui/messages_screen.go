@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
@@ -56,6 +57,13 @@ type messagesScreen struct {
 	// (a search's match opened where it lives).
 	openID string
 
+	// live tails the lot once the first browse ended; reloadAt is when
+	// the list last reloaded for arrivals, reloadDue that arrivals wait
+	// for the next.
+	live      *live
+	reloadAt  time.Time
+	reloadDue bool
+
 	rows    []int32    // flat view: indices into data
 	groups  []msgGroup // grouped view
 	builtAt int        // data.len() when rows or groups were last computed
@@ -87,7 +95,13 @@ func newMessagesScreenOn(c *common, queue, id string) *messagesScreen {
 	return m
 }
 
-func (m *messagesScreen) Init() tea.Cmd { return m.load() }
+// Init lists the queue and tails it: an arrival from the list's opening on
+// is marked new, one during the first browse included.
+func (m *messagesScreen) Init() tea.Cmd {
+	var tail tea.Cmd
+	m.live, tail = startLive(m.c, m.queue)
+	return tea.Batch(m.load(), tail)
+}
 
 // load starts a browse; the first one streams into the list, later ones
 // replace it when complete so the list does not flicker.
@@ -150,6 +164,9 @@ func (m *messagesScreen) dropPending() {
 }
 
 func (m *messagesScreen) Close() {
+	if m.live != nil {
+		m.live.stop()
+	}
 	m.stopLoading()
 	m.dropPending()
 	m.dropCarry()
@@ -219,7 +236,30 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if msg.f != m.feed {
 			return m, nil
 		}
-		return m, m.browseDone(msg)
+		cmd := m.browseDone(msg)
+		if m.reloadDue && !m.loading {
+			cmd = tea.Batch(cmd, m.reloadForArrivals())
+		}
+		return m, cmd
+	case arrivalMsg:
+		if msg.l != m.live {
+			return m, nil
+		}
+		m.live.arrived(msg.s)
+		return m, tea.Batch(m.live.next(), m.reloadForArrivals())
+	case liveReloadMsg:
+		if m.reloadDue && !m.loading {
+			return m, m.reloadForArrivals()
+		}
+	case liveReadyMsg:
+		if msg.l == m.live {
+			m.live.live = true
+			return m, m.live.next()
+		}
+	case liveEndedMsg:
+		if msg.l == m.live && msg.err != nil {
+			return m, status(statusWarn, liveEndedText(m.queue, msg.err))
+		}
 	case refreshQueueMsg:
 		if msg.queue == m.queue {
 			return m, m.load()
@@ -478,4 +518,27 @@ func (m *messagesScreen) open() tea.Cmd {
 		return nil
 	}
 	return push(newMessageScreen(m.c, m.queue, s, m.source))
+}
+
+// liveReloadMsg asks for a reload held back by liveReload.
+type liveReloadMsg struct{}
+
+// reloadForArrivals lists the arrivals: a reload (replacing the list once
+// complete) at most every liveReload, none while one runs or an action
+// holds the lot, none for a list over liveReloadMax (the count says how
+// many arrived; ctrl+r lists them).
+func (m *messagesScreen) reloadForArrivals() tea.Cmd {
+	if m.data.len() > liveReloadMax {
+		return nil
+	}
+	if m.loading || m.stopped || m.c.busy(m.queue) != "" {
+		m.reloadDue = true
+		return nil
+	}
+	if wait := liveReload - m.c.now().Sub(m.reloadAt); wait > 0 {
+		m.reloadDue = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return liveReloadMsg{} })
+	}
+	m.reloadDue, m.reloadAt = false, m.c.now()
+	return m.load()
 }

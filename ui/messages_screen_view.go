@@ -85,10 +85,13 @@ func (m *messagesScreen) emptyText() string {
 // space that the cursor mark replaces.
 func (m *messagesScreen) messageRow(i int32, c columns, now time.Time, styled bool) string {
 	mark := " "
-	if m.selected.has(i) {
-		mark = m.selMark(styled)
-	}
 	s, err := m.data.summary(i)
+	switch {
+	case m.selected.has(i):
+		mark = m.selMark(styled)
+	case err == nil && m.live != nil && m.live.newIDs[s.ID]:
+		mark = "+" // arrived since the list opened (the info line counts them)
+	}
 	if err != nil {
 		return " " + mark + pad(clean(err.Error()), m.width-2)
 	}
@@ -199,6 +202,16 @@ func (m *messagesScreen) infoLine() string {
 	}
 	if m.selected.len() > 0 {
 		parts = append(parts, st.Selected.Render(fmt.Sprintf("%d selected", m.selected.len())))
+	}
+	if m.live != nil && m.live.live && m.live.n == 0 {
+		parts = append(parts, st.Dim.Render("live"))
+	}
+	if m.live != nil && m.live.n > 0 {
+		text := fmt.Sprintf("%d new since opened (+)", m.live.n)
+		if m.data.len() > liveReloadMax {
+			text += ", ctrl+r lists them"
+		}
+		parts = append(parts, st.Warning.Render(text))
 	}
 	switch {
 	case m.loading && m.pending != nil:

@@ -287,7 +287,8 @@ func TestQueuesScreenTopErrorStaysLive(t *testing.T) {
 
 // TestQueuesScreenMarksALotThatGrew: a parking lot whose depth rose
 // between two listings is marked ↑ beside its depth for a minute, and the
-// info line counts them; a queue that is no parking lot is not marked.
+// info line says what ↑ means when it is selected; a queue that is no
+// parking lot is not marked.
 func TestQueuesScreenMarksALotThatGrew(t *testing.T) {
 	fb := newFakeBackend(t.TempDir())
 	q := dashboardScreen(fb)
@@ -306,7 +307,7 @@ func TestQueuesScreenMarksALotThatGrew(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	listing(7, 9)
 	view := q.View()
-	if !strings.Contains(view, "7↑") || !strings.Contains(view, "1 grew in the last minute (↑)") || strings.Contains(view, "9↑") {
+	if !strings.Contains(view, "7↑") || !strings.Contains(view, "↑ grew in the last minute") || strings.Contains(view, "9↑") {
 		t.Errorf("a.dlq grew from 5 to 7: want 7↑ and the info line; work (no parking lot) unmarked:\n%s", view)
 	}
 	now = now.Add(roseFor)

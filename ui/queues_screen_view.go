@@ -37,9 +37,6 @@ func (q *queuesScreen) View() string {
 		if limited > 0 {
 			info += st.Warning.Render(fmt.Sprintf(", %d with a delivery limit (!)", limited))
 		}
-		if risen := q.risenCount(); risen > 0 {
-			info += st.Warning.Render(fmt.Sprintf(", %d grew in the last minute (↑)", risen))
-		}
 		var sel *QueueRow
 		if c := q.table.Cursor(); c >= 0 && c < len(q.rows) {
 			sel = &q.rows[c]
@@ -58,6 +55,9 @@ func (q *queuesScreen) View() string {
 		// message counts toward it (README, browsing a 4.3 lot).
 		if sel != nil && sel.ParkingLot && q.finiteLimit(sel.Name) {
 			info += st.Warning.Render(" · " + clean(format.LimitRiskBrief(sel.Name, q.lots[sel.Name].DeliveryLimit)))
+		}
+		if sel != nil && sel.ParkingLot && q.risen(sel.Name) {
+			info += st.Warning.Render(" · ↑ grew in the last minute")
 		}
 		info += st.Dim.Render(" · depth refreshes every 2s")
 		if sel != nil && sel.Why != "" {
@@ -178,15 +178,4 @@ func (q *queuesScreen) setRows() {
 func (q *queuesScreen) finiteLimit(name string) bool {
 	sn, ok := q.lots[name]
 	return ok && sn.LimitKnown && sn.DeliveryLimit >= 0
-}
-
-// risenCount is how many parking lots the dashboard marks ↑.
-func (q *queuesScreen) risenCount() int {
-	n := 0
-	for _, r := range q.rows {
-		if r.ParkingLot && q.risen(r.Name) {
-			n++
-		}
-	}
-	return n
 }

@@ -75,6 +75,23 @@ func (b sessionBackend) Search(ctx context.Context, req SearchRequest) (replay.S
 	return *res, err
 }
 
+func (b sessionBackend) Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary)) error {
+	var untapped error
+	_, err := b.s.Tail(ctx, replay.TailOptions{Queues: []string{queue},
+		OnTapped: func(setup replay.TailSetup) {
+			if len(setup.Untapped) > 0 {
+				untapped = setup.Untapped[0].Err
+				return
+			}
+			onReady()
+		},
+		OnArrival: func(a replay.TailArrival) { onArrival(a.Summary) }})
+	if untapped != nil {
+		return untapped
+	}
+	return err
+}
+
 func (b sessionBackend) options(req ActionRequest) replay.Options {
 	return replay.Options{Queue: req.Queue, Select: req.Select, To: req.To, Target: req.Target, Rate: req.Rate, Limit: req.Limit, Progress: req.Progress}
 }

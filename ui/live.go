@@ -1,0 +1,102 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// live is a tail of one parking lot while its message list is open:
+// arrivals stream to the screen as arrivalMsg, the lot untouched
+// (Backend.Tail).
+type live struct {
+	queue  string
+	cancel context.CancelFunc
+	ch     chan replay.Summary
+	ready  chan struct{}
+	ended  chan error
+	// live: the tap is open, every arrival from now on is seen.
+	live bool
+	// newIDs are the ids of the messages that arrived since the list
+	// opened (marked +), n how many arrived.
+	newIDs map[string]bool
+	n      int
+}
+
+// arrivalMsg is one message that entered the lot; liveEndedMsg says the
+// tail ended (err nil: the screen closed it).
+type (
+	arrivalMsg struct {
+		l *live
+		s replay.Summary
+	}
+	liveEndedMsg struct {
+		l   *live
+		err error
+	}
+	liveReadyMsg struct{ l *live }
+)
+
+// maxMarked bounds the ids remembered as new; past it arrivals are only
+// counted.
+const maxMarked = 100_000
+
+// startLive tails queue in the background.
+func startLive(c *common, queue string) (*live, tea.Cmd) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	l := &live{queue: queue, cancel: cancel, ch: make(chan replay.Summary, 256), ready: make(chan struct{}, 1), ended: make(chan error, 1), newIDs: map[string]bool{}}
+	go func() {
+		l.ended <- c.backend.Tail(ctx, queue, func() { l.ready <- struct{}{} }, func(s replay.Summary) {
+			select {
+			case l.ch <- s:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	return l, l.next()
+}
+
+// next waits for the next arrival, or the tail's end.
+func (l *live) next() tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-l.ready:
+			return liveReadyMsg{l}
+		case s := <-l.ch:
+			return arrivalMsg{l, s}
+		case err := <-l.ended:
+			return liveEndedMsg{l, err}
+		}
+	}
+}
+
+// arrived notes an arrival.
+func (l *live) arrived(s replay.Summary) {
+	l.n++
+	if len(l.newIDs) < maxMarked {
+		l.newIDs[s.ID] = true
+	}
+}
+
+func (l *live) stop() { l.cancel() }
+
+// liveReload is the least time between two reloads of the list for
+// arrivals, and liveReloadMax the most messages a list reloads itself for
+// (a larger one says how many arrived: ctrl+r lists them).
+const (
+	liveReload    = 2 * time.Second
+	liveReloadMax = 10_000
+)
+
+// liveEndedText says why a list shows no arrivals.
+func liveEndedText(queue string, err error) string {
+	if errors.Is(err, broker.ErrUntappable) {
+		return "no live arrivals for " + queue + ": only the default exchange routes to it, and no copy of that can be bound"
+	}
+	return "live arrivals for " + queue + " ended: " + err.Error()
+}

@@ -1,0 +1,39 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parkinglot/parkinglot/broker"
+	"github.com/parkinglot/parkinglot/replay"
+)
+
+// TestMessageListShowsArrivals: once the list is loaded, a message that
+// enters the lot is counted ("1 new since opened"), the list reloads to
+// show it in the queue's order, marked +; a lot that cannot be tapped
+// says so and lists as before.
+func TestMessageListShowsArrivals(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	fb.arrivals = make(chan replay.Summary)
+	fb.add("a.dlq", "m-1", "ledger down", time.Minute, `{}`)
+	fb.add("a.dlq", "m-2", "ledger down", time.Minute, `{}`)
+	hs := newHarness(t, fb, "a.dlq", 120, 20)
+	hs.until("the list", hs.loaded)
+	fb.add("a.dlq", "m-3", "tls handshake failed", 0, `{}`)
+	go func() { fb.arrivals <- replay.Summary{ID: "m-3"} }()
+	hs.untilScreen("1 new since opened (+)")
+	hs.untilScreen("+m-3")
+	screen := hs.screen()
+	if i1, i3 := strings.Index(screen, "m-1"), strings.Index(screen, "m-3"); i1 < 0 || i3 < i1 || strings.Contains(screen, "+m-1") {
+		t.Errorf("m-3 not listed after m-1, or m-1 marked new:\n%s", screen)
+	}
+
+	fb2 := newFakeBackend(t.TempDir())
+	fb2.tailErr = errors.Join(broker.ErrUntappable)
+	fb2.add("b.dlq", "m-1", "ledger down", time.Minute, `{}`)
+	hs2 := newHarness(t, fb2, "b.dlq", 120, 20)
+	hs2.until("the list", hs2.loaded)
+	hs2.untilScreen("no live arrivals for b.dlq")
+}
