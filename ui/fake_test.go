@@ -33,7 +33,7 @@ type fakeBackend struct {
 	// arrivals feed Tail (nil: none ever arrives); tailErr fails it.
 	arrivals chan replay.Summary
 	tailErr  error
-	scanGate chan struct{}    // closed: a read with scan may end
+	scanGate chan struct{} // closed: a read with scan may end
 	defaults map[string]replay.ParkingLot
 	messages map[string][]fakeMessage
 	// batch is how many summaries one OnBatch call carries.

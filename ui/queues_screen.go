@@ -27,10 +27,10 @@ type queuesScreen struct {
 	trend    map[string][]int64
 	// rose is when each parking lot's depth last rose between two
 	// listings: the dashboard marks it for a minute (↑).
-	rose map[string]time.Time
-	asked    bool      // the first lots read was asked for
-	scan     *lotsScan // the error groups' count under way
-	scanned  bool      // a count of the groups was started
+	rose    map[string]time.Time
+	asked   bool      // the first lots read was asked for
+	scan    *lotsScan // the error groups' count under way
+	scanned bool      // a count of the groups was started
 	// scannedAt is when the last count of the groups ended, scannedDepth
 	// each lot's depth it counted: the groups are counted again when a
 	// depth moved (staleGroups).
