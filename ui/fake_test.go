@@ -30,6 +30,9 @@ type fakeBackend struct {
 	lots     []watch.Snapshot // ParkingLots' answer
 	lastHour map[string]int64 // and its arrivals in the last hour
 	scans    int              // ParkingLots reads with scan
+	// quorum are queues Browse says are quorum queues with a delivery
+	// limit of 20 (the RabbitMQ 4.x default).
+	quorum map[string]bool
 	// arrivals feed Tail (nil: none ever arrives); tailErr fails it.
 	arrivals chan replay.Summary
 	tailErr  error
@@ -299,8 +302,13 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 		}
 		req.OnBatch(batch)
 	}
-	return BrowseResult{Messages: src, Facts: broker.QueueFacts{Name: req.Queue, Type: "classic", Ready: len(ms)},
-		Report: broker.PassReport{Seen: len(ms), GivenBack: len(ms)}}, nil
+	facts := broker.QueueFacts{Name: req.Queue, Type: "classic", Ready: len(ms)}
+	f.mu.Lock()
+	if f.quorum[req.Queue] {
+		facts.Type, facts.LimitKnown, facts.DeliveryLimit = "quorum", true, broker.DeliveryLimit{Limit: 20, Source: "RabbitMQ 4.x default"}
+	}
+	f.mu.Unlock()
+	return BrowseResult{Messages: src, Facts: facts, Report: broker.PassReport{Seen: len(ms), GivenBack: len(ms)}}, nil
 }
 
 // Search runs the query's filter (the engine's own, over the fake's

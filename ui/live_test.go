@@ -37,3 +37,24 @@ func TestMessageListShowsArrivals(t *testing.T) {
 	hs2.until("the list", hs2.loaded)
 	hs2.untilScreen("no live arrivals for b.dlq")
 }
+
+// TestArrivalsInAQuorumLotWithALimitAreCountedNotListed: where every pass
+// holds messages a lost connection counts against (a quorum lot with a
+// finite delivery limit), an arrival is counted and the list does not
+// reload itself: ctrl+r lists it.
+func TestArrivalsInAQuorumLotWithALimitAreCountedNotListed(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	fb.arrivals = make(chan replay.Summary)
+	fb.quorum = map[string]bool{"q.dlq": true}
+	fb.add("q.dlq", "m-1", "ledger down", time.Minute, `{}`)
+	hs := newHarness(t, fb, "q.dlq", 120, 20)
+	hs.until("the list", hs.loaded)
+	browses := fb.called("browse q.dlq")
+	fb.add("q.dlq", "m-2", "ledger down", 0, `{}`)
+	go func() { fb.arrivals <- replay.Summary{ID: "m-2"} }()
+	hs.untilScreen("1 new since opened (+), ctrl+r lists them")
+	hs.drain()
+	if n := fb.called("browse q.dlq"); n != browses {
+		t.Errorf("%d browse(s) after the arrival, want none: the list reloaded a quorum lot with a limit by itself", n-browses)
+	}
+}

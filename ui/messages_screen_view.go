@@ -208,7 +208,7 @@ func (m *messagesScreen) infoLine() string {
 	}
 	if m.live != nil && m.live.n > 0 {
 		text := fmt.Sprintf("%d new since opened (+)", m.live.n)
-		if m.data.len() > liveReloadMax {
+		if !m.reloadsForArrivals() {
 			text += ", ctrl+r lists them"
 		}
 		parts = append(parts, st.Warning.Render(text))
