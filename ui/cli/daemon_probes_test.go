@@ -177,7 +177,15 @@ exit 0
 	}
 	brokertest.Eventually(t, 60*time.Second, 50*time.Millisecond, status("/readyz"),
 		func() string { _, b := probe(base, "/readyz"); return "/readyz after the reconnect: " + b })
-	brokertest.WaitDepth(t, p.Main.Queue, 0, 30*time.Second) // slow-0, given back with the connection, done
+	// slow-0, given back with the connection, is done: out of the queue
+	// and out of the handler (an empty queue alone is also what its
+	// redelivery looks like while the handler runs, and a handler still
+	// running when the gate goes would hold slow-1's place).
+	brokertest.WaitDepth(t, p.Main.Queue, 0, 30*time.Second)
+	brokertest.Eventually(t, 30*time.Second, 50*time.Millisecond, func() bool {
+		_, m := probe(base, "/metrics")
+		return strings.Contains(m, "parkinglot_in_flight 0\n")
+	}, func() string { return "slow-0 is still being handled" })
 	if err := os.Remove(gate); err != nil {
 		t.Fatal(err)
 	}
