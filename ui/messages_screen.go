@@ -519,36 +519,3 @@ func (m *messagesScreen) open() tea.Cmd {
 	}
 	return push(newMessageScreen(m.c, m.queue, s, m.source))
 }
-
-// reloadsForArrivals: the list reloads itself for arrivals, unless it is
-// over liveReloadMax or the lot is a quorum queue with a finite (or
-// unknown) delivery limit, where each pass holds messages a lost
-// connection counts against (README, Browsing without harm): arrivals are
-// only counted there, and ctrl+r lists them.
-func (m *messagesScreen) reloadsForArrivals() bool {
-	atRisk := m.facts.Type == "quorum" && (!m.facts.LimitKnown || !m.facts.DeliveryLimit.Unlimited())
-	return m.data.len() <= liveReloadMax && !atRisk
-}
-
-// liveReloadMsg asks for a reload held back by liveReload.
-type liveReloadMsg struct{}
-
-// reloadForArrivals lists the arrivals: a reload (replacing the list once
-// complete) at most every liveReload, none while one runs or an action
-// holds the lot, none where reloadsForArrivals says no (the count says
-// how many arrived; ctrl+r lists them).
-func (m *messagesScreen) reloadForArrivals() tea.Cmd {
-	if !m.reloadsForArrivals() {
-		return nil
-	}
-	if m.loading || m.stopped || m.c.busy(m.queue) != "" {
-		m.reloadDue = true
-		return nil
-	}
-	if wait := liveReload - m.c.now().Sub(m.reloadAt); wait > 0 {
-		m.reloadDue = true
-		return tea.Tick(wait, func(time.Time) tea.Msg { return liveReloadMsg{} })
-	}
-	m.reloadDue, m.reloadAt = false, m.c.now()
-	return m.load()
-}
