@@ -468,13 +468,22 @@ func (p *Pass) next(ctx context.Context, poll bool) (*Held, error) {
 			return nil, fmt.Errorf("browse %s: %w", p.facts.Name, Explain(err))
 		}
 		ready := counts.Messages
-		if ready == 0 {
+		if p.revoked.Load() {
+			// The broker cancelled a consumer of the pass: what it held
+			// went back to the queue, so an empty answer is no end.
+			return nil, fmt.Errorf("browse %s: %w", p.facts.Name, ErrConsumerCancelled)
+		}
+		unanswered := ready == 0 && p.unanswered(counts)
+		if ready == 0 && !unanswered {
 			p.othersSeen(counts.Consumers - 1) // the pass's own consumer is one
 			return p.lastDelivery(ctx)
 		}
 		limit := stallLimit(p.facts.Type, seen)
 		if p.owedForAcks() {
 			limit = stallAfterClassic
+		}
+		if unanswered && time.Since(waiting) > limit {
+			return nil, fmt.Errorf("browse %s: %w: the quorum queue has not told its ready count for %v (its leader moving?) after %d", p.facts.Name, ErrStalled, limit, seen)
 		}
 		if time.Since(waiting) > limit {
 			if seen > 0 {
@@ -492,6 +501,15 @@ func (p *Pass) next(ctx context.Context, poll bool) (*Held, error) {
 		}
 		timer.Reset(p.idle)
 	}
+}
+
+// unanswered: a quorum queue's answer of nothing ready and no consumer
+// while the pass's own consumer is open is no answer. Its leader did not
+// reply in time (rabbit_quorum_queue:stat/1 then says 0 and 0: seen while
+// a cluster elected a new leader), and ending the pass on it would leave
+// most of the queue unread as if it were done.
+func (p *Pass) unanswered(counts amqp.Queue) bool {
+	return p.facts.Type != "classic" && counts.Consumers == 0 && !p.current().cancelled
 }
 
 // hold takes a delivery the pass read. One the caller reads (eager) that
