@@ -23,13 +23,7 @@ func TestTUIListShowsArrivals(t *testing.T) {
 		t.Fatal("the end-to-end test needs tmux (make broker installs it): ", err)
 	}
 	ch := brokertest.Channel(t)
-	dlx, lot, work := brokertest.Name(t, "dlx"), brokertest.Name(t, "lot"), brokertest.Name(t, "work")
-	brokertest.DeclareExchange(t, ch, dlx, "fanout")
-	brokertest.DeclareQueue(t, ch, lot, nil)
-	if err := ch.QueueBind(lot, "", dlx, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	brokertest.DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": dlx})
+	_, lot, work := brokertest.DLXLot(t, ch)
 	park := func(id string) {
 		brokertest.Publish(t, ch, "", work, amqp.Publishing{MessageId: id, Body: []byte(`{}`), Headers: amqp.Table{"x-last-error": "ledger down"}})
 		if err := brokertest.MustGet(t, ch, work).Reject(false); err != nil {

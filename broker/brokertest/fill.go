@@ -76,3 +76,19 @@ func ParkByDeliveryLimit(t testing.TB, lot string, n int) Parked {
 	WaitDepth(t, lot, n, 5*time.Minute)
 	return out
 }
+
+// DLXLot declares a parking lot fed as most are: a work queue dead-letters
+// into a fanout exchange bound to the lot (so a tail can tap the exchange).
+// It returns the exchange, the lot and the work queue; all are deleted
+// when the test ends.
+func DLXLot(t testing.TB, ch *amqp.Channel) (dlx, lot, work string) {
+	t.Helper()
+	dlx, lot, work = Name(t, "dlx"), Name(t, "lot"), Name(t, "work")
+	DeclareExchange(t, ch, dlx, "fanout")
+	DeclareQueue(t, ch, lot, nil)
+	if err := ch.QueueBind(lot, "", dlx, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": dlx})
+	return dlx, lot, work
+}

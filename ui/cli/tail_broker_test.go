@@ -28,13 +28,7 @@ import (
 // tail killed with kill -9 leaves no tap queue behind.
 func TestTailSeesArrivalsWithoutTouchingTheLot(t *testing.T) {
 	ch := brokertest.Channel(t)
-	dlx, lot, work := brokertest.Name(t, "dlx"), brokertest.Name(t, "lot"), brokertest.Name(t, "work")
-	brokertest.DeclareExchange(t, ch, dlx, "fanout")
-	brokertest.DeclareQueue(t, ch, lot, nil)
-	if err := ch.QueueBind(lot, "", dlx, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	brokertest.DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": dlx})
+	dlx, lot, work := brokertest.DLXLot(t, ch)
 	byName := brokertest.Name(t, "byname.lot") // fed by the default exchange alone
 	brokertest.DeclareQueue(t, ch, byName, nil)
 	c := clitest.NewCLI(t)
@@ -210,13 +204,7 @@ func (r *tailRun) rest() string {
 // from a failure that is new.
 func TestReplayFollowTellsWhatCameBack(t *testing.T) {
 	ch := brokertest.Channel(t)
-	dlx, lot, work := brokertest.Name(t, "dlx"), brokertest.Name(t, "lot"), brokertest.Name(t, "work")
-	brokertest.DeclareExchange(t, ch, dlx, "fanout")
-	brokertest.DeclareQueue(t, ch, lot, nil)
-	if err := ch.QueueBind(lot, "", dlx, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	brokertest.DeclareQueue(t, ch, work, amqp.Table{"x-dead-letter-exchange": dlx})
+	_, lot, work := brokertest.DLXLot(t, ch)
 	reject := func() string { // the consumer of work fails
 		d := brokertest.MustGet(t, ch, work)
 		if err := d.Reject(false); err != nil {
