@@ -302,7 +302,20 @@ func learnQueue(ctx context.Context, conn *Conn, opts PassOptions) (QueueFacts, 
 		facts.DelayedRetry = QueueDelayedRetry(info)
 	}
 	if facts.DelayedRetry.On() {
-		notes = append(notes, Note{Kind: NoteDelayedRetry, Delayed: facts.DelayedRetry, Count: int(info.MessagesDelayed)})
+		n := Note{Kind: NoteDelayedRetry, Delayed: facts.DelayedRetry, Count: int(info.MessagesDelayed)}
+		// The management API's count lags by seconds: waiting out the
+		// longest delay brings back every message it counted.
+		if wait := facts.DelayedRetry.Longest(); n.Count > 0 && wait > 0 && wait <= ShortDelay {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return facts, nil, ctx.Err()
+			case <-t.C:
+			}
+			n.Wait = wait
+		}
+		notes = append(notes, n)
 	}
 	return facts, notes, nil
 }

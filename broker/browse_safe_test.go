@@ -149,3 +149,55 @@ func TestAPassOverALotWithDelayedRetryHidesNothingFromTheNext(t *testing.T) {
 		t.Fatalf("RabbitMQ %s: the pass right after saw %v, want %v", v, ids, want)
 	}
 }
+
+// Messages another consumer returned to a 4.3 parking lot with a short
+// delayed retry (10 s, broker.ShortDelay) are held back, out of the ready
+// count: a pass that begins while the management API counts them waits
+// the delay out first, so it sees them all instead of a partial lot, and
+// says it waited. Before 4.3 nothing is held back and nothing waited.
+func TestAPassWaitsOutAShortDelayedRetry(t *testing.T) {
+	ch := brokertest.Channel(t)
+	lot := brokertest.Name(t, "delayed")
+	delay := broker.ShortDelay
+	brokertest.DeclareQueue(t, ch, lot, amqp.Table{
+		"x-queue-type": "quorum", "x-delayed-retry-type": "all",
+		"x-delayed-retry-min": int32(delay.Milliseconds()), "x-delayed-retry-max": int32(delay.Milliseconds()),
+	})
+	var want []string
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprintf("poison-%05d", i)
+		want = append(want, id)
+		brokertest.Publish(t, ch, "", lot, amqp.Publishing{MessageId: id, DeliveryMode: amqp.Persistent, Body: []byte("{}")})
+	}
+	// A consumer's returns (reject, requeue), as a failing service's.
+	for range want {
+		if err := brokertest.MustGet(t, ch, lot).Reject(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := brokertest.Version(t)
+	delayed := v.AtLeast(4, 3, 0)
+	if delayed {
+		ctx, cancel := context.WithTimeout(context.Background(), delay)
+		defer cancel()
+		brokertest.Eventually(t, delay, 100*time.Millisecond, func() bool {
+			q, err := brokertest.RawQueue(ctx, t, lot)
+			n, _ := q["messages_delayed"].(float64)
+			return err == nil && int(n) == len(want)
+		}, func() string { return "the management API never counted the delayed messages" })
+	}
+	ids, rep := passIDs(t, brokertest.Dial(t, ""), lot)
+	var waited time.Duration
+	for _, n := range rep.Notes {
+		if n.Kind == broker.NoteDelayedRetry {
+			waited = n.Wait
+		}
+	}
+	if delayed != (waited == delay) {
+		t.Errorf("RabbitMQ %s: the pass waited %v for delayed messages; want %v", v, waited, map[bool]time.Duration{true: delay}[delayed])
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("RabbitMQ %s: the pass saw %v, want %v", v, ids, want)
+	}
+}

@@ -22,6 +22,14 @@ type DelayedRetry struct {
 // "failed" a reject and a closed channel, not a nack.
 func (d DelayedRetry) DelaysNack() bool { return d.Type == "all" || d.Type == "returned" }
 
+// Longest is the longest a return is held back (0: no delay set).
+func (d DelayedRetry) Longest() time.Duration { return max(d.Min, d.Max) }
+
+// ShortDelay is the longest delayed retry a pass waits out before it
+// begins, when the queue holds delayed messages: so short a wait costs a
+// person less than a list that leaves messages out.
+const ShortDelay = 10 * time.Second
+
 // On reports whether the queue delays any return.
 func (d DelayedRetry) On() bool { return d.Type != "" && d.Type != "disabled" }
 

@@ -42,7 +42,8 @@ const (
 	// copy acked.
 	NoteMadeSafe
 	// NoteDelayedRetry: the queue has delayed retry Delayed; the management
-	// API counted Count messages held back by it (not seen by the pass).
+	// API counted Count messages held back by it: not seen by the pass,
+	// unless it waited Wait (the longest delay, when short) for them.
 	// Where it delays a give-back the pass re-published what it held.
 	NoteDelayedRetry
 )

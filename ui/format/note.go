@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/replay"
@@ -48,7 +49,7 @@ func PassNote(n broker.Note) string {
 		return fmt.Sprintf("%d message(s) were one lost connection from deletion (x-delivery-count up to %d, delivery limit %d: %s; RabbitMQ 4.3 carries the count into a parking lot): made safe, re-published to the queue's tail without the count; their facts are unchanged (parkinglot protect QUEUE lifts the limit for good)",
 			n.Count, n.DeliveryCount, n.Limit.Limit, n.Limit.Source)
 	case broker.NoteDelayedRetry:
-		return DelayedRetryNote(n.Delayed, n.Count)
+		return DelayedRetryNote(n.Delayed, n.Count, n.Wait)
 	case broker.NoteOtherConsumers:
 		return fmt.Sprintf("the queue had %d other consumer(s) (a service, a replay, a browse or a watch's scan): messages they held were not seen by this pass", n.Count)
 	default: // broker.NoteRefreshFailed
@@ -82,12 +83,18 @@ func errText(err error) string {
 
 // DelayedRetryNote says what a queue's delayed retry means for what a
 // person sees of it: delayed messages are in no count and no browse.
-func DelayedRetryNote(d broker.DelayedRetry, delayed int) string {
+// waited is how long the pass waited for them before it began.
+func DelayedRetryNote(d broker.DelayedRetry, delayed int, waited time.Duration) string {
 	line := fmt.Sprintf("delayed retry %s (%s, %s): a message given back is hidden for the delay", d.Type, DelayRange(d), d.Source)
 	if d.DelaysNack() {
 		line += "; this pass re-published what it looked at instead of giving it back"
 	}
-	if delayed > 0 {
+	switch {
+	case delayed > 0 && waited > 0:
+		line += fmt.Sprintf("; %d message(s) were held back: the pass waited %v for them to return first", delayed, waited)
+	case delayed > 0 && d.Longest() > 0:
+		line += fmt.Sprintf("; %d message(s) were held back when it began and are not shown: they return within %v", delayed, d.Longest())
+	case delayed > 0:
 		line += fmt.Sprintf("; %d message(s) were held back when it began and are not shown", delayed)
 	}
 	return line
