@@ -34,49 +34,7 @@ import (
 // almost the whole lot to any of these.
 func TestAFaultMidPassLosesNothingFromALotFilledByTheDeliveryLimit(t *testing.T) {
 	const n = 1000
-	type command struct {
-		name string
-		args func(lot, sink string) []string
-		// started: the command holds the lot now (awaited, not timed).
-		started func(t *testing.T, out *bufio.Reader, lot, sink string)
-	}
-	firstLine := func(t *testing.T, out *bufio.Reader, _, _ string) {
-		if _, err := out.ReadString('\n'); err != nil {
-			t.Fatalf("no first line: %v", err)
-		}
-	}
-	commands := []command{
-		{"list", func(lot, _ string) []string { return []string{"-o", "json", "list", lot} }, firstLine},
-		{"search", func(lot, _ string) []string { return []string{"-o", "json", "search", "--text", "poison", lot} }, firstLine},
-		{"export", func(lot, _ string) []string { return []string{"export", lot} }, firstLine},
-		// Its events, one a message deleted, fill the pipe: it holds the
-		// rest of the lot, unread, until the fault.
-		{"delete", func(lot, _ string) []string { return []string{"-o", "json", "delete", lot, "--all", "--yes"} }, firstLine},
-		// The watch's scan: a browse pass every second. Its first makes
-		// the lot safe as the others do before their first line; the
-		// fault comes once a later one holds the lot (its consumer is on
-		// the queue again).
-		{"watch scan", func(lot, _ string) []string {
-			return []string{"watch", lot, "--no-discover", "--interval", "1s", "--scan-interval", "1s", "--listen", "127.0.0.1:0"}
-		}, func(t *testing.T, _ *bufio.Reader, lot, _ string) {
-			ch := brokertest.Channel(t)
-			for _, want := range []bool{true, false, true} {
-				brokertest.Eventually(t, time.Minute, 2*time.Millisecond,
-					func() bool {
-						q, err := ch.QueueDeclarePassive(lot, true, false, false, false, nil)
-						return err == nil && (q.Consumers > 0) == want
-					},
-					func() string { return fmt.Sprintf("the watch's scans of %s: consuming %v never seen", lot, want) })
-			}
-		}},
-		{"replay", func(lot, sink string) []string {
-			return []string{"replay", lot, "--all", "--to", ":" + sink, "--rate", "20", "--yes"}
-		}, func(t *testing.T, _ *bufio.Reader, _, sink string) {
-			brokertest.Eventually(t, time.Minute, 20*time.Millisecond,
-				func() bool { return depthOf(t, sink) >= 3 },
-				func() string { return "the replay sent nothing" })
-		}},
-	}
+	commands := faultCommands()
 	faults := []string{"kill -9", "SIGHUP", "connection closed"}
 	mgmt := brokertest.Management(t)
 	for _, c := range commands {
@@ -149,6 +107,57 @@ func TestAFaultMidPassLosesNothingFromALotFilledByTheDeliveryLimit(t *testing.T)
 					c.name, fault, n, parked, where, sent, parked+sent-n)
 			})
 		}
+	}
+}
+
+// faultCommand is a command of the fault matrix: how to start it on a
+// lot, and when it holds the lot.
+type faultCommand struct {
+	name string
+	args func(lot, sink string) []string
+	// started: the command holds the lot now (awaited, not timed).
+	started func(t *testing.T, out *bufio.Reader, lot, sink string)
+}
+
+// faultCommands are the commands of the fault matrix, each held (its
+// output unread, or its replay rate-limited) once it made the lot safe.
+func faultCommands() []faultCommand {
+	firstLine := func(t *testing.T, out *bufio.Reader, _, _ string) {
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatalf("no first line: %v", err)
+		}
+	}
+	return []faultCommand{
+		{"list", func(lot, _ string) []string { return []string{"-o", "json", "list", lot} }, firstLine},
+		{"search", func(lot, _ string) []string { return []string{"-o", "json", "search", "--text", "poison", lot} }, firstLine},
+		{"export", func(lot, _ string) []string { return []string{"export", lot} }, firstLine},
+		// Its events, one a message deleted, fill the pipe: it holds the
+		// rest of the lot, unread, until the fault.
+		{"delete", func(lot, _ string) []string { return []string{"-o", "json", "delete", lot, "--all", "--yes"} }, firstLine},
+		// The watch's scan: a browse pass every second. Its first makes
+		// the lot safe as the others do before their first line; the
+		// fault comes once a later one holds the lot (its consumer is on
+		// the queue again).
+		{"watch scan", func(lot, _ string) []string {
+			return []string{"watch", lot, "--no-discover", "--interval", "1s", "--scan-interval", "1s", "--listen", "127.0.0.1:0"}
+		}, func(t *testing.T, _ *bufio.Reader, lot, _ string) {
+			ch := brokertest.Channel(t)
+			for _, want := range []bool{true, false, true} {
+				brokertest.Eventually(t, time.Minute, 2*time.Millisecond,
+					func() bool {
+						q, err := ch.QueueDeclarePassive(lot, true, false, false, false, nil)
+						return err == nil && (q.Consumers > 0) == want
+					},
+					func() string { return fmt.Sprintf("the watch's scans of %s: consuming %v never seen", lot, want) })
+			}
+		}},
+		{"replay", func(lot, sink string) []string {
+			return []string{"replay", lot, "--all", "--to", ":" + sink, "--rate", "20", "--yes"}
+		}, func(t *testing.T, _ *bufio.Reader, _, sink string) {
+			brokertest.Eventually(t, time.Minute, 20*time.Millisecond,
+				func() bool { return depthOf(t, sink) >= 3 },
+				func() string { return "the replay sent nothing" })
+		}},
 	}
 }
 
