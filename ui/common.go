@@ -48,6 +48,10 @@ type common struct {
 	// peek, so two reads at once each miss what the other holds. Used in
 	// Update only (turn).
 	reads map[string]chan struct{}
+
+	// liveNoManagementSaid: a list said once this session that it has no
+	// live arrivals without the management API (Update only).
+	liveNoManagementSaid bool
 }
 
 // turn queues a read of queue behind the one started before it: the read

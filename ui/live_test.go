@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,23 @@ func TestArrivalsInAQuorumLotWithALimitAreCountedNotListed(t *testing.T) {
 	hs.drain()
 	if n := fb.called("browse q.dlq"); n != browses {
 		t.Errorf("%d browse(s) after the arrival, want none: the list reloaded a quorum lot with a limit by itself", n-browses)
+	}
+}
+
+// TestNoManagementForArrivalsIsSaidOncePerSession: without the management
+// API no list can tail its lot; the first list says so, the lists opened
+// after it do not repeat it.
+func TestNoManagementForArrivalsIsSaidOncePerSession(t *testing.T) {
+	c := &common{}
+	err := fmt.Errorf("tail: %w", broker.ErrNoManagement)
+	for i, want := range []bool{true, false, false} {
+		m := &messagesScreen{c: c, queue: "a.dlq", live: &live{}}
+		if _, cmd := m.Update(liveEndedMsg{m.live, err}); (cmd != nil) != want {
+			t.Errorf("list %d: said it %v, want %v", i+1, cmd != nil, want)
+		}
+	}
+	m := &messagesScreen{c: c, queue: "b.dlq", live: &live{}}
+	if _, cmd := m.Update(liveEndedMsg{m.live, broker.ErrUntappable}); cmd == nil {
+		t.Error("an untappable lot was not said after the management API was")
 	}
 }

@@ -258,6 +258,14 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		}
 	case liveEndedMsg:
 		if msg.l == m.live && msg.err != nil {
+			// Without the management API every list would say the same:
+			// once a session is enough.
+			if errors.Is(msg.err, broker.ErrNoManagement) {
+				if m.c.liveNoManagementSaid {
+					return m, nil
+				}
+				m.c.liveNoManagementSaid = true
+			}
 			return m, status(statusWarn, liveEndedText(m.queue, msg.err))
 		}
 	case refreshQueueMsg:
