@@ -36,6 +36,10 @@ func TestNote(t *testing.T) {
 		{pass(broker.Note{Kind: broker.NoteAcksPending, Wait: 5 * time.Second, Count: 3, Expected: 4}),
 			"the quorum queue had not applied every ack after 5s (3 ready, 4 expected); some removed messages may come back as duplicates"},
 		{pass(broker.Note{Kind: broker.NoteRefreshFailed, Err: boom}), "boom"},
+		{pass(broker.Note{Kind: broker.NoteDelayedRetry, Count: 3, Wait: 5 * time.Second, Delayed: delayed(5 * time.Second)}),
+			"delayed retry all (5s, policy p): a message given back is hidden for the delay; this pass re-published what it looked at instead of giving it back; 3 message(s) were held back: the pass waited 5s for them to return first"},
+		{pass(broker.Note{Kind: broker.NoteDelayedRetry, Count: 3, Delayed: delayed(time.Minute)}),
+			"delayed retry all (1m0s, policy p): a message given back is hidden for the delay; this pass re-published what it looked at instead of giving it back; 3 message(s) were held back when it began and are not shown: they return within 1m0s"},
 	} {
 		if got := Note(c.note); got != c.want {
 			t.Errorf("Note(%+v)\n got  %q\n want %q", c.note, got, c.want)
@@ -44,4 +48,8 @@ func TestNote(t *testing.T) {
 	if got := Notes(nil); got != nil {
 		t.Errorf("Notes(nil) = %q, want nil", got)
 	}
+}
+
+func delayed(d time.Duration) broker.DelayedRetry {
+	return broker.DelayedRetry{Type: "all", Min: d, Max: d, Source: "policy p"}
 }
