@@ -28,6 +28,16 @@ type TailOptions struct {
 	// lot; OnDropped each copy a tap dropped.
 	OnArrival func(TailArrival)
 	OnDropped func(queue string)
+	// OnRetapped is told, after a lost connection, that the tail re-dialled
+	// and tapped its lots again: what arrived in the gap was not seen.
+	OnRetapped func(TailGap)
+}
+
+// TailGap is a time the tail saw nothing: from the lost connection (Err)
+// until its lots were tapped again.
+type TailGap struct {
+	Lost, Retapped time.Time
+	Err            error
 }
 
 // DefaultTapLength is what a tap holds unread by default.
@@ -65,14 +75,16 @@ type TailResult struct {
 var (
 	// ErrNothingToTail: no parking lot named (or found) can be followed.
 	ErrNothingToTail = errors.New("no parking lot can be tailed")
-	// ErrTailLost: the tail's connection (its taps with it) was lost.
+	// ErrTailLost: the tail's connection (its taps with it) was lost and
+	// no broker could be dialled again.
 	ErrTailLost = errors.New("the tail's connection was lost: arrivals from then on are not seen")
 )
 
 // Tail follows what enters the parking lots until ctx ends, through taps
 // (broker.OpenTap) on a connection of its own: the lots themselves are
-// never consumed, reordered or counted a delivery. A lost connection ends
-// it with an error; ctx ending is no error.
+// never consumed, reordered or counted a delivery. A lost connection is
+// re-dialled (another node of a cluster, where the lost one went) and the
+// lots tapped again, the gap told (OnRetapped); ctx ending is no error.
 func (s *Session) Tail(ctx context.Context, o TailOptions) (TailResult, error) {
 	res := TailResult{ByGroup: map[string]int{}}
 	f, err := CompileFilter(o.Filter)
@@ -100,37 +112,86 @@ func (s *Session) Tail(ctx context.Context, o TailOptions) (TailResult, error) {
 	if maxLen <= 0 {
 		maxLen = DefaultTapLength
 	}
-	conn, err := broker.Dial(ctx, s.dialOptions("tail"))
-	if err != nil {
-		return res, err
+	t := tail{s: s, o: o, f: f, m: m, lots: lots, maxLen: maxLen, res: &res}
+	var gap *TailGap
+	for {
+		conn, err := t.dial(ctx, gap != nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, nil
+			}
+			if gap != nil {
+				return res, fmt.Errorf("%w: %w", ErrTailLost, err)
+			}
+			return res, err
+		}
+		lostErr, err := t.follow(ctx, conn, gap)
+		_ = conn.Close() // the taps go with it
+		if err != nil || lostErr == nil {
+			return res, err
+		}
+		gap = &TailGap{Lost: time.Now(), Err: lostErr}
 	}
-	defer func() { _ = conn.Close() }() // the taps go with it
+}
+
+// tail is one Tail's state across its connections.
+type tail struct {
+	s      *Session
+	o      TailOptions
+	f      *Filter
+	m      *broker.Management
+	lots   []string
+	maxLen int
+	res    *TailResult
+}
+
+// dial reaches the broker: once, or after a loss again and again (the next
+// node first) until ctx ends or the error is for good.
+func (t *tail) dial(ctx context.Context, again bool) (*broker.Conn, error) {
+	if !again {
+		return broker.Dial(ctx, t.s.dialOptions("tail"))
+	}
+	return broker.Redial(ctx, t.s.dialOptions("tail"), broker.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second})
+}
+
+// follow taps the lots on conn and hands on what arrives until ctx ends
+// (nil, nil) or the connection is lost (its error, nil). gap, when set, is
+// the loss before this connection: told once the lots are tapped again.
+func (t *tail) follow(ctx context.Context, conn *broker.Conn, gap *TailGap) (lost error, err error) {
+	o, f, res := t.o, t.f, t.res
 	ch, err := conn.Channel()
 	if err != nil {
-		return res, broker.Explain(err)
+		return nil, broker.Explain(err)
 	}
 	var setup TailSetup
-	for _, lot := range lots {
-		bs, err := m.QueueBindings(ctx, lot)
+	for _, lot := range t.lots {
+		bs, err := t.m.QueueBindings(ctx, lot)
 		if err != nil {
 			setup.Untapped = append(setup.Untapped, UntappedQueue{lot, err})
 			continue
 		}
-		t, err := broker.OpenTap(ch, lot, bs, maxLen)
+		tp, err := broker.OpenTap(ch, lot, bs, t.maxLen)
 		if errors.Is(err, broker.ErrUntappable) {
 			setup.Untapped = append(setup.Untapped, UntappedQueue{lot, err})
 			continue
 		}
 		if err != nil {
-			return res, err
+			if gap != nil && ch.IsClosed() {
+				return err, nil // lost again while tapping
+			}
+			return nil, err
 		}
-		setup.Tapped = append(setup.Tapped, *t)
+		setup.Tapped = append(setup.Tapped, *tp)
 	}
-	if o.OnTapped != nil {
+	switch {
+	case gap == nil && o.OnTapped != nil:
 		o.OnTapped(setup)
+	case gap != nil && o.OnRetapped != nil:
+		gap.Retapped = time.Now()
+		o.OnRetapped(*gap)
 	}
 	if len(setup.Tapped) == 0 {
-		return res, fmt.Errorf("%w (%d named or found, none fed by an exchange a copy can be bound to)", ErrNothingToTail, len(lots))
+		return nil, fmt.Errorf("%w (%d named or found, none fed by an exchange a copy can be bound to)", ErrNothingToTail, len(t.lots))
 	}
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	// One stream of every tap's copies and drops, in order per tap.
@@ -158,12 +219,15 @@ func (s *Session) Tail(ctx context.Context, o TailOptions) (TailResult, error) {
 		var e tapped
 		select {
 		case <-ctx.Done():
-			return res, nil
-		case <-closed:
+			return nil, nil
+		case cerr := <-closed:
 			if ctx.Err() != nil {
-				return res, nil
+				return nil, nil
 			}
-			return res, ErrTailLost
+			if cerr == nil {
+				return errors.New("channel closed"), nil
+			}
+			return cerr, nil
 		case e = <-events:
 		}
 		lot := setup.Tapped[e.tap].Queue

@@ -67,10 +67,11 @@ type Backend interface {
 	DiscardEdit(d *EditDraft)
 	// Tail hands onArrival each message that enters queue, as it arrives,
 	// until ctx ends (replay.Session.Tail: a tap, the queue untouched),
-	// after calling onReady once its tap is open. A queue that cannot be
+	// after calling onReady once its tap is open, and onGap after a lost
+	// connection once the queue is tapped again. A queue that cannot be
 	// tapped is an error at once (wrapping broker.ErrUntappable when only
 	// the default exchange feeds it).
-	Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary)) error
+	Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary), onGap func(replay.TailGap)) error
 }
 
 // QueueRow is one queue on the queues screen.

@@ -36,7 +36,8 @@ type fakeBackend struct {
 	// arrivals feed Tail (nil: none ever arrives); tailErr fails it.
 	arrivals chan replay.Summary
 	tailErr  error
-	scanGate chan struct{} // closed: a read with scan may end
+	gaps     chan replay.TailGap // feed Tail's lost connections
+	scanGate chan struct{}       // closed: a read with scan may end
 	defaults map[string]replay.ParkingLot
 	messages map[string][]fakeMessage
 	// batch is how many summaries one OnBatch call carries.
@@ -317,7 +318,7 @@ func (f *fakeBackend) Browse(ctx context.Context, req BrowseRequest) (BrowseResu
 // after the first.
 // Tail hands on what tests send on f.arrivals until ctx ends; with
 // f.tailErr it fails at once (a lot that cannot be tapped).
-func (f *fakeBackend) Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary)) error {
+func (f *fakeBackend) Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary), onGap func(replay.TailGap)) error {
 	f.mu.Lock()
 	arrivals, terr := f.arrivals, f.tailErr
 	f.mu.Unlock()
@@ -331,6 +332,8 @@ func (f *fakeBackend) Tail(ctx context.Context, queue string, onReady func(), on
 			return nil
 		case s := <-arrivals:
 			onArrival(s)
+		case g := <-f.gaps:
+			onGap(g)
 		}
 	}
 }

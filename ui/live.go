@@ -20,6 +20,7 @@ type live struct {
 	ch     chan replay.Summary
 	ready  chan struct{}
 	ended  chan error
+	gaps   chan replay.TailGap
 	// live: the tap is open, every arrival from now on is seen.
 	live bool
 	// newIDs are the ids of the messages that arrived since the list
@@ -40,6 +41,11 @@ type (
 		err error
 	}
 	liveReadyMsg struct{ l *live }
+	// liveGapMsg: the tail lost its connection and tapped the lot again.
+	liveGapMsg struct {
+		l   *live
+		gap replay.TailGap
+	}
 )
 
 // maxMarked bounds the ids remembered as new; past it arrivals are only
@@ -49,11 +55,16 @@ const maxMarked = 100_000
 // startLive tails queue in the background.
 func startLive(c *common, queue string) (*live, tea.Cmd) {
 	ctx, cancel := context.WithCancel(c.ctx)
-	l := &live{queue: queue, cancel: cancel, ch: make(chan replay.Summary, 256), ready: make(chan struct{}, 1), ended: make(chan error, 1), newIDs: map[string]bool{}}
+	l := &live{queue: queue, cancel: cancel, ch: make(chan replay.Summary, 256), ready: make(chan struct{}, 1), ended: make(chan error, 1), gaps: make(chan replay.TailGap, 1), newIDs: map[string]bool{}}
 	go func() {
 		l.ended <- c.backend.Tail(ctx, queue, func() { l.ready <- struct{}{} }, func(s replay.Summary) {
 			select {
 			case l.ch <- s:
+			case <-ctx.Done():
+			}
+		}, func(g replay.TailGap) {
+			select {
+			case l.gaps <- g:
 			case <-ctx.Done():
 			}
 		})
@@ -69,6 +80,8 @@ func (l *live) next() tea.Cmd {
 			return liveReadyMsg{l}
 		case s := <-l.ch:
 			return arrivalMsg{l, s}
+		case g := <-l.gaps:
+			return liveGapMsg{l, g}
 		case err := <-l.ended:
 			return liveEndedMsg{l, err}
 		}

@@ -77,3 +77,22 @@ func TestNoManagementForArrivalsIsSaidOncePerSession(t *testing.T) {
 		t.Error("an untappable lot was not said after the management API was")
 	}
 }
+
+// TestAListSaysWhenItsTailLostArrivals: the tail's connection was lost and
+// the lot tapped again: the list says arrivals in between were not seen,
+// and goes on counting what arrives after.
+func TestAListSaysWhenItsTailLostArrivals(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	fb.arrivals = make(chan replay.Summary)
+	fb.gaps = make(chan replay.TailGap)
+	fb.add("a.dlq", "m-1", "ledger down", time.Minute, `{}`)
+	hs := newHarness(t, fb, "a.dlq", 160, 20)
+	hs.until("the list", hs.loaded)
+	lost := time.Date(2026, 12, 7, 23, 4, 5, 0, time.UTC)
+	go func() { fb.gaps <- replay.TailGap{Lost: lost, Retapped: lost.Add(3 * time.Second)} }()
+	hs.untilScreen("tapped again at 23:04:08")
+	fb.add("a.dlq", "m-2", "ledger down", 0, `{}`)
+	go func() { fb.arrivals <- replay.Summary{ID: "m-2"} }()
+	hs.untilScreen("1 new since opened (+)")
+}
+

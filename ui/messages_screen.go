@@ -14,6 +14,7 @@ import (
 	"github.com/parkinglot/parkinglot/broker"
 	"github.com/parkinglot/parkinglot/broker/store"
 	"github.com/parkinglot/parkinglot/replay"
+	"github.com/parkinglot/parkinglot/ui/format"
 )
 
 // queueSource is the message copies of the latest browse, shared with the
@@ -255,6 +256,10 @@ func (m *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		if msg.l == m.live {
 			m.live.live = true
 			return m, m.live.next()
+		}
+	case liveGapMsg:
+		if msg.l == m.live {
+			return m, tea.Batch(m.live.next(), status(statusWarn, "live arrivals of "+m.queue+": "+format.TailGap(msg.gap)))
 		}
 	case liveEndedMsg:
 		if msg.l == m.live && msg.err != nil {

@@ -75,7 +75,7 @@ func (b sessionBackend) Search(ctx context.Context, req SearchRequest) (replay.S
 	return *res, err
 }
 
-func (b sessionBackend) Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary)) error {
+func (b sessionBackend) Tail(ctx context.Context, queue string, onReady func(), onArrival func(replay.Summary), onGap func(replay.TailGap)) error {
 	var untapped error
 	_, err := b.s.Tail(ctx, replay.TailOptions{Queues: []string{queue},
 		OnTapped: func(setup replay.TailSetup) {
@@ -85,7 +85,8 @@ func (b sessionBackend) Tail(ctx context.Context, queue string, onReady func(), 
 			}
 			onReady()
 		},
-		OnArrival: func(a replay.TailArrival) { onArrival(a.Summary) }})
+		OnArrival:  func(a replay.TailArrival) { onArrival(a.Summary) },
+		OnRetapped: onGap})
 	if untapped != nil {
 		return untapped
 	}

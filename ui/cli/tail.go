@@ -94,6 +94,7 @@ func tailRun(ctx context.Context, opts *TailOptions) error {
 		OnDropped: func(lot string) {
 			fmt.Fprintf(errOut, "%s: the tap was full: an arrival was dropped unseen\n", format.Name(lot))
 		},
+		OnRetapped: func(g replay.TailGap) { fmt.Fprintln(errOut, "tail: "+format.TailGap(g)) },
 		OnArrival: func(a replay.TailArrival) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -123,7 +124,7 @@ func tailRow(a replay.TailArrival) string {
 	if a.Summary.Origin != nil {
 		origin = format.Destination(a.Summary.Origin.Destination)
 	}
-	row := fmt.Sprintf("%s  %s  %s  attempts %d  %s  from %s", a.At.UTC().Format("15:04:05"), format.Name(a.Queue),
+	row := fmt.Sprintf("%s  %s  %s  attempts %d  %s  from %s", format.Clock(a.At), format.Name(a.Queue),
 		format.Name(a.Summary.ID), f.Attempts, format.OneLine(orNoError(a.Summary.Group)), origin)
 	if f.CameBack {
 		row += "  came back"
