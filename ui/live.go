@@ -27,6 +27,9 @@ type live struct {
 	// opened (marked +), n how many arrived.
 	newIDs map[string]bool
 	n      int
+	// back: how many of them came back from a replay (a replay job's
+	// messages failing again show here as they arrive).
+	back int
 }
 
 // arrivalMsg is one message that entered the lot; liveEndedMsg says the
@@ -91,6 +94,9 @@ func (l *live) next() tea.Cmd {
 // arrived notes an arrival.
 func (l *live) arrived(s replay.Summary) {
 	l.n++
+	if s.Facts.CameBack {
+		l.back++
+	}
 	if len(l.newIDs) < maxMarked {
 		l.newIDs[s.ID] = true
 	}

@@ -96,3 +96,20 @@ func TestAListSaysWhenItsTailLostArrivals(t *testing.T) {
 	hs.untilScreen("1 new since opened (+)")
 }
 
+// TestArrivalsThatCameBackFromAReplayAreCounted: after a replay, the
+// copies that fail again arrive marked as come back: the list counts them
+// apart from new failures.
+func TestArrivalsThatCameBackFromAReplayAreCounted(t *testing.T) {
+	fb := newFakeBackend(t.TempDir())
+	fb.arrivals = make(chan replay.Summary)
+	fb.add("a.dlq", "m-1", "ledger down", time.Minute, `{}`)
+	hs := newHarness(t, fb, "a.dlq", 160, 20)
+	hs.until("the list", hs.loaded)
+	back := replay.Summary{ID: "m-2"}
+	back.Facts.CameBack = true
+	go func() {
+		fb.arrivals <- back
+		fb.arrivals <- replay.Summary{ID: "m-3"}
+	}()
+	hs.untilScreen("2 new since opened (+), 1 came back from a replay")
+}

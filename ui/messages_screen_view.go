@@ -208,6 +208,9 @@ func (m *messagesScreen) infoLine() string {
 	}
 	if m.live != nil && m.live.n > 0 {
 		text := fmt.Sprintf("%d new since opened (+)", m.live.n)
+		if m.live.back > 0 {
+			text += fmt.Sprintf(", %d came back from a replay", m.live.back)
+		}
 		if !m.reloadsForArrivals() {
 			text += ", ctrl+r lists them"
 		}
