@@ -190,6 +190,11 @@ func (t *tail) follow(ctx context.Context, conn *broker.Conn, gap *TailGap) (los
 		gap.Retapped = time.Now()
 		o.OnRetapped(*gap)
 	}
+	if len(setup.Tapped) == 0 && gap != nil {
+		// Tapped before the loss: not a usage mistake, a tail that cannot
+		// go on.
+		return nil, fmt.Errorf("%w: no parking lot could be tapped again (%s: %w)", ErrTailLost, setup.Untapped[0].Queue, setup.Untapped[0].Err)
+	}
 	if len(setup.Tapped) == 0 {
 		return nil, fmt.Errorf("%w (%d named or found, none fed by an exchange a copy can be bound to)", ErrNothingToTail, len(t.lots))
 	}
