@@ -3,18 +3,13 @@
 package cli_test
 
 import (
-	"bufio"
-	"context"
-	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parkinglot/parkinglot/broker/brokertest"
 	"github.com/parkinglot/parkinglot/broker/brokertest/clustertest"
-	"github.com/parkinglot/parkinglot/ui/cli/clitest"
 )
 
 // TestClusterClientNodeStopMidPassLosesNothing is the fault matrix's
@@ -33,27 +28,8 @@ func TestClusterClientNodeStopMidPassLosesNothing(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			lot, sink := brokertest.Name(t, "lot"), brokertest.Name(t, "sink")
-			brokertest.DeclareQueue(t, brokertest.Channel(t), sink, quorumArgs)
-			brokertest.ParkByDeliveryLimit(t, lot, n)
-			connName := "parkinglot-node-stop " + brokertest.Name(t, "")
-			state := t.TempDir()
-			cl := clitest.NewCLI(t, "PARKINGLOT_CONNECTION_NAME="+connName, "XDG_STATE_HOME="+state)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			cmd := cl.Command(ctx, c.args(lot, sink)...)
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			smallPipe(t, stdout)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			out := bufio.NewReader(stdout)
-			c.started(t, out, lot, sink)
+			fc := startFaultCell(t, c, n, "parkinglot-node-stop", quorumArgs, 5*time.Minute)
+			lot, sink, state, cmd, out, connName, stderr := fc.lot, fc.sink, fc.state, fc.cmd, fc.out, fc.connName, fc.stderr
 			var node string
 			for _, nd := range clustertest.ConnectionNodes(t, m, connName, 30*time.Second) {
 				node = nd
@@ -66,11 +42,8 @@ func TestClusterClientNodeStopMidPassLosesNothing(t *testing.T) {
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 			}
 			_ = cmd.Wait()
-			parked, sent := settledDepths(t, lot, sink)
-			where := "at the destination"
-			if c.name == "delete" {
-				sent, where = auditedOK(t, filepath.Join(state, "parkinglot", "audit.jsonl"), "delete"), "deleted (audit log)"
-			}
+			removed, where := faultRemoved(t, c, state)
+			parked, sent := settledDepths(t, lot, sink, n, removed)
 			brokertest.Figures(t, "fault mid-pass, lot filled by the delivery limit: %s / its node %s stopped (%v): lost %d of %d (parked %d, %s %d, both %d)",
 				c.name, node, took.Round(time.Millisecond), max(0, n-parked-sent), n, parked, where, sent, max(0, parked+sent-n))
 			if parked+sent < n {
