@@ -77,6 +77,10 @@ func TestALostConnectionMidPassLosesNothingFromALotFilledByTheDeliveryLimit(t *t
 	brokertest.Eventually(t, 10*time.Second, 100*time.Millisecond,
 		func() bool { return brokertest.CloseConnections(t, mgmt, name) > 0 },
 		func() string { return "the pass's connection was not listed to close" })
+	// The broker closes it a moment after the management API answered: a
+	// busy client could read every delivery it had buffered before then.
+	brokertest.Eventually(t, 30*time.Second, 10*time.Millisecond, conn.IsClosed,
+		func() string { return "the client never saw its connection closed" })
 	for {
 		if _, err := p.Next(ctx); err != nil {
 			if errors.Is(err, io.EOF) {
